@@ -1,0 +1,40 @@
+# Two entry points on a fresh clone: `make tour` and `make test`.
+# Each bootstraps .venv with the pinned tools (constraints.txt) on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CROSSHAIR_TARGETS := refimpl/workqueue/backoff.py
+CROSSHAIR_TIMEOUT ?= 2
+
+.PHONY: tour test lint typecheck pytest crosshair bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+tour: $(STAMP)
+	$(BIN)/refimpl tour
+
+test: lint typecheck pytest crosshair
+
+lint: $(STAMP)
+	$(BIN)/ruff check refimpl tests benchmarks
+	$(BIN)/ruff format --check refimpl tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest
+
+crosshair: $(STAMP)
+	$(BIN)/crosshair check --analysis_kind=PEP316 --per_condition_timeout=$(CROSSHAIR_TIMEOUT) $(CROSSHAIR_TARGETS)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/workqueue.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Machine-checked arguments that are not plain model runs (see README.md here)."""

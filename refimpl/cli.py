@@ -1,0 +1,56 @@
+"""The ``refimpl`` command: one entry point, one subcommand per area.
+
+Each area keeps its own command code in a module with
+``register(subparsers) -> None`` that adds its parser and sets ``func`` (a callable
+taking the parsed namespace and returning an exit status). This file only lists those
+modules, so areas never edit each other's code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from refimpl import __version__
+
+#: Modules that contribute subcommands, in the order ``--help`` lists them.
+COMMAND_MODULES = [
+    "refimpl.tour.cli",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="refimpl",
+        description=(
+            "A reference implementation of client-go's controller machinery "
+            "(workqueue, informer stack), with runnable experiments and a TLA+ model."
+        ),
+        epilog="Run 'refimpl COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"refimpl {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        status = func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return int(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

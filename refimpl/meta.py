@@ -1,0 +1,145 @@
+"""The minimal object model: objects, keys and tombstones.
+
+Ports what tools/cache needs from apimachinery's ``ObjectMeta`` plus
+``tools/cache/store.go`` (``MetaNamespaceKeyFunc``, ``SplitMetaNamespaceKey``,
+``ExplicitKey``, ``KeyError``) and ``DeletedFinalStateUnknown`` from
+``tools/cache/delta_fifo.go``. Values here are immutable; nothing blocks or reads a
+clock. In the TLA+ specs an object is abstracted to ``[key, rv]`` records
+(``spec/Informer.tla``: ``Obj``).
+
+Resource versions are opaque strings, as in Kubernetes. The in-memory API server issues
+decimal integers, so :func:`rv_int` can order them in tests and specs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "DeletedFinalStateUnknown",
+    "ExplicitKey",
+    "KeyFunc",
+    "Object",
+    "ObjectKeyError",
+    "deletion_handling_meta_namespace_key_func",
+    "meta_namespace_key_func",
+    "object_key",
+    "rv_int",
+    "split_meta_namespace_key",
+]
+
+
+def _copy_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    return dict(labels)
+
+
+@attrs.frozen(unsafe_hash=False)
+class Object:
+    """An API object: identity (namespace, name, uid), version, labels and a payload.
+
+    ``data`` is free-form (the "spec and status" of a real object); refimpl never looks
+    inside it. Use :meth:`evolve` to derive a changed copy.
+    """
+
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    labels: Mapping[str, str] = attrs.field(factory=dict, converter=_copy_labels)
+    data: Any = None
+
+    def evolve(self, **changes: Any) -> Object:
+        return attrs.evolve(self, **changes)
+
+    def __hash__(self) -> int:  # labels is a dict: hash the identity fields only
+        return hash((self.namespace, self.name, self.uid, self.resource_version))
+
+
+class ExplicitKey(str):
+    """A string that *is* a key: key functions return it verbatim (client-go
+    ``ExplicitKey``)."""
+
+    __slots__ = ()
+
+
+@attrs.frozen
+class DeletedFinalStateUnknown:
+    """A tombstone: ``key`` was deleted while we were not watching.
+
+    ``obj`` is the last state we knew, possibly stale, possibly ``None`` (client-go
+    logs and sends ``nil`` when the store lookup fails). It is never itself a
+    tombstone: producers unwrap before wrapping.
+    """
+
+    key: str
+    obj: Object | None
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.obj, DeletedFinalStateUnknown):
+            raise TypeError("a DeletedFinalStateUnknown must not wrap another one")
+
+
+class ObjectKeyError(Exception):
+    """A key function could not key ``obj`` (client-go ``KeyError{Obj, Err}``)."""
+
+    def __init__(self, obj: object, err: str) -> None:
+        super().__init__(f"couldn't create key for object {obj!r}: {err}")
+        self.obj = obj
+        self.err = err
+
+
+#: A key function maps an object (or tombstone) to its store key, or raises
+#: :class:`ObjectKeyError`.
+KeyFunc = Callable[[object], str]
+
+
+def meta_namespace_key_func(obj: object) -> str:
+    """``"<namespace>/<name>"``, or ``"<name>"`` for cluster-scoped objects.
+
+    Like client-go this does not validate names: a name with "/" gives a key that
+    :func:`split_meta_namespace_key` rejects.
+    """
+    if isinstance(obj, ExplicitKey):
+        return str(obj)
+    if not isinstance(obj, Object):
+        raise ObjectKeyError(obj, f"object has no meta: {type(obj).__name__} is not an Object")
+    if obj.namespace:
+        return f"{obj.namespace}/{obj.name}"
+    return obj.name
+
+
+def deletion_handling_meta_namespace_key_func(obj: object) -> str:
+    """Like :func:`meta_namespace_key_func`, but a tombstone yields its own key."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    return meta_namespace_key_func(obj)
+
+
+object_key = deletion_handling_meta_namespace_key_func
+
+
+def split_meta_namespace_key(key: str) -> tuple[str, str]:
+    """``(namespace, name)`` from a key; one part means cluster-scoped.
+
+    Raises ``ValueError`` for more than one "/" (client-go: "unexpected key format").
+    Empty parts are accepted, as in client-go.
+    """
+    parts = key.split("/")
+    if len(parts) == 1:
+        return "", parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise ValueError(f"unexpected key format: {key!r}")
+
+
+def rv_int(resource_version: str) -> int:
+    """Order resource versions issued by refimpl's API server (decimal strings)."""
+    try:
+        return int(resource_version)
+    except ValueError:
+        raise ValueError(
+            f"resource version {resource_version!r} is not one refimpl's server issued"
+        ) from None

@@ -1,0 +1,106 @@
+"""``refimpl tour``: run the docs' experiments and print what they measured."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from refimpl.tour import Chapter, Claim, chapters
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "tour",
+        help="run the experiments behind every claim in docs/ and print a table",
+        description=(
+            "Run the experiments behind the claims in docs/. Each row is one claim: "
+            "what was measured, what the docs expect, and whether they agree."
+        ),
+    )
+    parser.add_argument(
+        "chapters",
+        nargs="*",
+        metavar="CHAPTER",
+        help="chapter numbers to run (e.g. 04 05); default: all",
+    )
+    parser.add_argument("--list", action="store_true", help="list chapters and experiments")
+    parser.add_argument("--json", action="store_true", help="print the claims as JSON lines")
+    parser.set_defaults(func=run)
+
+
+def _select(wanted: list[str]) -> list[Chapter]:
+    found = chapters()
+    if not wanted:
+        return found
+    by_number = {c.number: c for c in found}
+    normalized = [w.zfill(2) for w in wanted]
+    unknown = [w for w in normalized if w not in by_number]
+    if unknown:
+        known = ", ".join(by_number)
+        raise SystemExit(f"refimpl tour: no chapter {', '.join(unknown)} (chapters: {known})")
+    return [by_number[w] for w in normalized]
+
+
+def _table(rows: list[Claim]) -> str:
+    headers = ("claim", "measured", "expected", "ok")
+    cells = [(r.text, r.measured, r.expected, "OK" if r.ok else "FAIL") for r in rows]
+    widths = [min(60, max(len(h), *(len(c[i]) for c in cells))) for i, h in enumerate(headers)]
+    widths[0] = max(widths[0], 20)
+
+    def line(values: tuple[str, ...]) -> str:
+        out = []
+        for value, width in zip(values, widths, strict=True):
+            out.append(value if len(value) <= width else value[: width - 1] + "…")
+        return "  ".join(v.ljust(w) for v, w in zip(out, widths, strict=True)).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(c) for c in cells)])
+
+
+def run(args: argparse.Namespace) -> int:
+    selected = _select(list(args.chapters))
+    if args.list:
+        for chapter in selected:
+            print(f"{chapter.number}  {chapter.title}")
+            for exp in chapter.experiments:
+                print(f"      {exp.name:28s} {exp.title}")
+        return 0
+    failed = 0
+    total = 0
+    for chapter in selected:
+        if not args.json:
+            print(f"\n== Chapter {chapter.number}: {chapter.title}")
+        for exp in chapter.experiments:
+            started = time.perf_counter()
+            claims = exp.run()
+            elapsed = time.perf_counter() - started
+            total += len(claims)
+            failed += sum(1 for c in claims if not c.ok)
+            if args.json:
+                for c in claims:
+                    print(
+                        json.dumps(
+                            {
+                                "chapter": chapter.number,
+                                "experiment": exp.name,
+                                "id": c.id,
+                                "text": c.text,
+                                "measured": c.measured,
+                                "expected": c.expected,
+                                "ok": c.ok,
+                            }
+                        )
+                    )
+            else:
+                print(f"\n-- {exp.title}  [{exp.name}, {elapsed:.2f} s]")
+                print(_table(claims))
+    if not args.json:
+        print(
+            f"\n{total - failed} of {total} claims agree with the docs"
+            + ("" if failed == 0 else f"; {failed} DO NOT")
+        )
+    sys.stdout.flush()
+    return 0 if failed == 0 else 1

@@ -1,0 +1,111 @@
+"""A rate-limiting queue on virtual time, with no threads: the cores composed directly.
+
+Composes :class:`~refimpl.workqueue.core.QueueCore`,
+:class:`~refimpl.workqueue.delaying_core.DelayingCore` and a rate limiter the way
+``util/workqueue/rate_limiting_queue.go`` and ``delaying_queue.go`` compose them, but the
+delaying queue's timer thread is replaced by :meth:`VirtualRateLimitingQueue.fire_due`,
+called by whoever owns time (the simulator, the tour, a test). ``get`` never blocks: it
+raises :class:`~refimpl.workqueue.core.WouldBlock` instead. Refines ``spec/WorkQueue.tla``
+through its cores; the owner of the :class:`~refimpl.clock.FakeClock` decides when
+delayed adds fire, as the spec's scheduler does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from refimpl.clock import FakeClock, check_duration
+from refimpl.workqueue.core import QueueCore, check_item
+from refimpl.workqueue.delaying_core import DelayingCore
+from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
+
+__all__ = ["VirtualRateLimitingQueue"]
+
+T = TypeVar("T", bound=Hashable)
+
+
+class VirtualRateLimitingQueue(Generic[T]):
+    """Same API as :class:`~refimpl.workqueue.RateLimitingQueue`, single-threaded."""
+
+    def __init__(
+        self,
+        clock: FakeClock,
+        rate_limiter: RateLimiter[T] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.core: QueueCore[T] = QueueCore()
+        self.waiting: DelayingCore[T] = DelayingCore()
+        self.rate_limiter: RateLimiter[T] = (
+            rate_limiter
+            if rate_limiter is not None
+            else default_controller_rate_limiter(clock=clock)
+        )
+
+    # queue
+    def add(self, item: T) -> None:
+        self.core.add(item)
+
+    def get(self) -> tuple[T | None, bool]:
+        self.fire_due()
+        return self.core.get()
+
+    def done(self, item: T) -> None:
+        self.core.done(item)
+
+    def __len__(self) -> int:
+        return len(self.core)
+
+    def shut_down(self) -> None:
+        self.core.shut_down()
+        self.waiting.clear()
+
+    def shutting_down(self) -> bool:
+        return self.core.shutting_down
+
+    # delaying
+    def add_after(self, item: T, delay: float) -> None:
+        check_duration(delay, "add_after")
+        check_item(item)
+        if math.isinf(delay) and delay > 0:
+            raise ValueError("add_after: delay must be finite")
+        if self.core.shutting_down:
+            return
+        if delay <= 0:
+            self.core.add(item)
+        else:
+            self.waiting.insert(item, self.clock.now() + delay)
+
+    def fire_due(self) -> list[T]:
+        """Add every waiting item whose time has come; return them."""
+        if self.core.shutting_down:
+            return []
+        due = self.waiting.pop_due(self.clock.now())
+        for item in due:
+            self.core.add(item)
+        return due
+
+    def next_ready_at(self) -> float | None:
+        return self.waiting.next_ready_at()
+
+    def advance_to_next(self) -> bool:
+        """Step the clock to the next ready time and fire it; False if nothing waits."""
+        ready = self.waiting.next_ready_at()
+        if ready is None:
+            return False
+        if ready > self.clock.now():
+            self.clock.set_time(ready)
+        self.fire_due()
+        return True
+
+    # rate limiting
+    def add_rate_limited(self, item: T) -> None:
+        check_item(item)
+        self.add_after(item, self.rate_limiter.when(item))
+
+    def forget(self, item: T) -> None:
+        self.rate_limiter.forget(item)
+
+    def num_requeues(self, item: T) -> int:
+        return self.rate_limiter.num_requeues(item)
