@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-import weakref
 from typing import Protocol, runtime_checkable
 
 __all__ = ["Clock", "FakeClock", "RealClock", "check_duration"]
@@ -73,9 +72,9 @@ class FakeClock:
     def __init__(self, start: float = 0.0) -> None:
         self._lock = threading.Lock()
         self._now = float(start)
-        # Conditions with a thread currently parked in wait_until/sleep. Weak so a
-        # queue that is dropped without shutdown does not stay reachable from here.
-        self._waiters: weakref.WeakSet[threading.Condition] = weakref.WeakSet()
+        # Conditions with a thread currently parked in wait_until/sleep, and how many
+        # threads park on each. Entries leave when their last waiter returns.
+        self._waiters: dict[threading.Condition, int] = {}
 
     def now(self) -> float:
         with self._lock:
@@ -111,8 +110,16 @@ class FakeClock:
         with self._lock:
             if deadline is not None and self._now >= deadline:
                 return
-            self._waiters.add(cond)
-        cond.wait()
+            self._waiters[cond] = self._waiters.get(cond, 0) + 1
+        try:
+            cond.wait()
+        finally:
+            with self._lock:
+                left = self._waiters[cond] - 1
+                if left:
+                    self._waiters[cond] = left
+                else:
+                    del self._waiters[cond]
 
     def sleep(self, seconds: float) -> None:
         cond = threading.Condition()

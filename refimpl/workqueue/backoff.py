@@ -27,9 +27,12 @@ def exponential_delay(base: float, cap: float, failures: int) -> float:
     post: base <= __return__ <= cap
     post: failures > 0 or __return__ == base
     """
-    if failures >= 2048:  # 2.0**2048 overflows a float; client-go returns the cap
+    if base == 0:
+        return 0.0  # nothing to double (Go's 0 * +Inf would be NaN, then undefined)
+    try:
+        delay = base * 2.0**failures
+    except OverflowError:  # 2.0**1024 and up: client-go's product is +Inf -> the cap
         return cap
-    delay = base * 2.0**failures
     return cap if delay > cap else delay
 
 

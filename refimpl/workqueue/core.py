@@ -33,7 +33,8 @@ T = TypeVar("T", bound=Hashable)
 
 
 # done()'s answers: (requeued, idle).
-_REQUEUED = (True, False)
+_REQUEUED_IN_FLIGHT = (True, False)
+_REQUEUED_IDLE = (True, True)
 _IDLE = (False, True)
 _NOTHING = (False, False)
 
@@ -127,12 +128,14 @@ class QueueCore(Generic[T]):
                 if self._touch is not None and item not in self.processing:
                     self._touch(item)
                 return False
+            # A set passes the membership test above (Python retries it as a
+            # frozenset) and fails only here, before anything changed.
+            self.dirty.add(item)
         except TypeError:
             check_item(item)
             raise
         if self._metrics is not None:
             self._metrics.add(item)
-        self.dirty.add(item)
         if item in self.processing:
             return False
         self.queue.push(item)
@@ -171,6 +174,8 @@ class QueueCore(Generic[T]):
         handed out changes nothing, but ``done`` of an item that is queued and not in
         flight pushes a second copy of it.
         """
+        if isinstance(item, set):  # discard() would silently retry it as a frozenset
+            check_item(item)
         processing = self.processing
         try:
             processing.discard(item)
@@ -181,7 +186,7 @@ class QueueCore(Generic[T]):
             self._metrics.done(item)
         if item in self.dirty:
             self.queue.push(item)
-            return _REQUEUED
+            return _REQUEUED_IN_FLIGHT if processing else _REQUEUED_IDLE
         return _NOTHING if processing else _IDLE
 
     def shut_down(self) -> None:

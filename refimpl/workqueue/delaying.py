@@ -52,8 +52,8 @@ class DelayingQueue(Generic[T]):
             if queue is not None
             else Queue(name, clock=self._clock, metrics_provider=metrics_provider)
         )
-        self._retries = (
-            RetryMetrics(metrics_provider, name) if metrics_provider is not None else None
+        self._retries = (  # only a named queue records metrics, as in client-go
+            RetryMetrics(metrics_provider, name) if metrics_provider is not None and name else None
         )
         self._core: DelayingCore[T] = DelayingCore()
         self._cond = threading.Condition()

@@ -52,9 +52,10 @@ class Queue(Generic[T]):
     ) -> None:
         self.name = name
         self._clock: Clock = clock if clock is not None else RealClock()
+        # As in client-go, only a named queue with a provider records metrics.
         metrics = (
             QueueMetrics[T](metrics_provider, name, self._clock)
-            if metrics_provider is not None
+            if metrics_provider is not None and name
             else None
         )
         self._core: QueueCore[T] = QueueCore(container, metrics)
@@ -102,7 +103,7 @@ class Queue(Generic[T]):
             requeued, idle = self._core.done(item)
             if requeued:
                 self._not_empty.notify()
-            elif idle:
+            if idle:
                 self._idle.notify_all()
 
     def __len__(self) -> int:
