@@ -1,8 +1,10 @@
 """The informer's building blocks: a port of client-go ``tools/cache``.
 
-``Indexer`` (the local cache with indices), ``DeltaFIFO`` and ``RealFIFO`` (the queues
-between the reflector and the store), and ``process_deltas`` (store first, then
-handlers). Each FIFO is a non-blocking core plus a thin threaded shell.
+``Reflector`` (list then watch), ``DeltaFIFO`` and ``RealFIFO`` (the queues between the
+reflector and the store), ``Indexer`` (the local cache with indices),
+``process_deltas`` (store first, then handlers) and ``SharedIndexInformer`` (all of it
+wired together, fanning out to many handlers). Each part is a non-blocking core plus a
+thin threaded shell.
 """
 
 from refimpl.cache.controller import (
@@ -33,11 +35,35 @@ from refimpl.cache.deltas import (
     oldest,
     tombstone,
 )
+from refimpl.cache.listwatch import (
+    ApiServerListerWatcher,
+    ListerWatcher,
+    ListOptions,
+    ListPager,
+    ListWatch,
+)
+from refimpl.cache.processor import (
+    AddNotification,
+    DeleteNotification,
+    ProcessorListener,
+    SharedProcessor,
+    SingleFileTracker,
+    UpdateNotification,
+)
 from refimpl.cache.real_fifo import (
     DEFAULT_BATCH_SIZE,
     RealFIFO,
     RealFIFOCore,
     reconcile_replacement,
+)
+from refimpl.cache.reflector import Reflector, ReflectorCore, ReflectorStore, SteppedReflector
+from refimpl.cache.shared_informer import (
+    FifoMode,
+    GenericLister,
+    InformerStoppedError,
+    ResourceEventHandlerRegistration,
+    SharedIndexInformer,
+    wait_for_cache_sync,
 )
 from refimpl.cache.store import (
     NAMESPACE_INDEX,
@@ -62,29 +88,48 @@ __all__ = [
     "BATCHABLE_TYPES",
     "DEFAULT_BATCH_SIZE",
     "NAMESPACE_INDEX",
+    "AddNotification",
+    "ApiServerListerWatcher",
     "BatchProcessingError",
     "BookmarkInfo",
+    "DeleteNotification",
     "Delta",
     "DeltaFIFO",
     "DeltaFIFOCore",
     "DeltaType",
     "Deltas",
     "FIFOClosedError",
+    "FifoMode",
     "FilteringResourceEventHandler",
+    "GenericLister",
     "IndexFunc",
     "IndexFuncError",
     "Indexer",
     "IndexerConflictError",
+    "InformerStoppedError",
     "KeyListerGetter",
+    "ListOptions",
+    "ListPager",
+    "ListWatch",
+    "ListerWatcher",
     "PopProcessFunc",
     "ProcessBatchFunc",
+    "ProcessorListener",
     "RealFIFO",
     "RealFIFOCore",
+    "Reflector",
+    "ReflectorCore",
+    "ReflectorStore",
     "ReplacedAllInfo",
     "ResourceEventHandler",
     "ResourceEventHandlerDetailedFuncs",
     "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
     "Selector",
+    "SharedIndexInformer",
+    "SharedProcessor",
+    "SingleFileTracker",
+    "SteppedReflector",
     "Store",
     "SyncAllInfo",
     "ThreadSafeMap",
@@ -94,6 +139,7 @@ __all__ = [
     "TransactionType",
     "TransformFunc",
     "UnknownIndexError",
+    "UpdateNotification",
     "list_all",
     "list_all_by_namespace",
     "meta_namespace_index_func",
@@ -104,4 +150,5 @@ __all__ = [
     "process_replaced_all",
     "reconcile_replacement",
     "tombstone",
+    "wait_for_cache_sync",
 ]
