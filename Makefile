@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-CROSSHAIR_TARGETS := refimpl/workqueue/backoff.py
+CROSSHAIR_TARGETS := refimpl/workqueue/backoff.py proofs/crosshair_backoff.py
 CROSSHAIR_TIMEOUT ?= 2
 
 .PHONY: tour test lint typecheck pytest crosshair bench clean

@@ -1,0 +1,214 @@
+"""``refimpl spec``: check the TLA+ models and regenerate their state graphs.
+
+``refimpl spec list`` shows the manifest; ``check [MODEL...]`` runs TLC on each model
+and prints a table (exit 1 when any outcome is unexpected; an expected-failure model
+passes only when TLC finds its violation); ``export [MODEL...]`` rewrites
+spec/graphs/<Model>.json.gz from TLC's state-graph dump. Needs ``TLA2TOOLS_JAR`` and
+java (exit 3 / 4 when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from refimpl.tla.graph import parse_dot, spec_files, spec_hash, write_graph
+from refimpl.tla.manifest import (
+    Model,
+    check_outcome,
+    default_spec_dir,
+    load_manifest,
+    save_manifest,
+)
+from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, run_tlc
+
+__all__ = ["check", "export", "register", "select"]
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "spec",
+        help="model-check the TLA+ specs with TLC and export their state graphs",
+        description=(
+            "Run TLC on the models listed in spec/models.json. Needs TLA2TOOLS_JAR "
+            "(path to tla2tools.jar) and java; exits 3 without the jar, 4 without java."
+        ),
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--spec-dir", type=Path, default=None, help="default: ./spec")
+    common.add_argument("--workers", default="auto", help="TLC worker threads (default auto)")
+    sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
+    p_list = sub.add_parser("list", parents=[common], help="list the models of the manifest")
+    p_list.set_defaults(func=_run_list)
+    p_check = sub.add_parser(
+        "check", parents=[common], help="run TLC on models and compare with the manifest"
+    )
+    p_check.add_argument("models", nargs="*", metavar="MODEL", help="default: all")
+    p_check.add_argument(
+        "--record",
+        action="store_true",
+        help="write the measured states/depth/seconds into spec/models.json",
+    )
+    p_check.add_argument("-v", "--verbose", action="store_true", help="print TLC's output")
+    p_check.set_defaults(func=_run_check)
+    p_export = sub.add_parser("export", parents=[common], help="regenerate spec/graphs/*.json.gz")
+    p_export.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
+    p_export.set_defaults(func=_run_export)
+
+
+def select(models: list[Model], names: list[str]) -> list[Model]:
+    """The named models (all when ``names`` is empty); ValueError on an unknown name."""
+    if not names:
+        return models
+    by_name = {m.name: m for m in models}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"no model {', '.join(unknown)} (models: {', '.join(by_name) or 'none'})")
+    return [by_name[n] for n in names]
+
+
+def check(spec_dir: Path, model: Model, workers: str = "auto") -> tuple[TlcRun, list[str]]:
+    """Run one model; returns the run and the list of unexpected findings."""
+    run = run_tlc(
+        spec_dir / model.module, spec_dir / model.cfg, workers=workers, library=[spec_dir]
+    )
+    return run, check_outcome(model, run.result)
+
+
+def export(
+    spec_dir: Path, model: Model, workers: str = "auto", out: Path | None = None
+) -> tuple[TlcRun, int, int]:
+    """Regenerate ``model``'s graph (at ``out`` if given, else where the manifest says);
+    returns the run and the numbers of states and edges written.
+
+    Raises ValueError when the model has no graph entry or TLC did not pass (a dump
+    cut short by a violation is not the reachable graph).
+    """
+    if not model.graph:
+        raise ValueError(f"model {model.name} has no graph in the manifest")
+    module, cfg = spec_dir / model.module, spec_dir / model.cfg
+    run = run_tlc(module, cfg, workers=workers, dump_dot=True, library=[spec_dir])
+    if not run.result.ok or run.dot is None:
+        raise ValueError(
+            f"model {model.name}: TLC reported {run.result.status.value}; graph not written"
+        )
+    graph = parse_dot(run.dot)
+    files = spec_files(module, cfg, library=[spec_dir])
+    graph = attrs.evolve(
+        graph,
+        spec_hash=spec_hash(files),
+        spec_files=tuple(os.path.relpath(p, spec_dir) for p in files),
+    )
+    write_graph(graph, out if out is not None else spec_dir / model.graph)
+    return run, len(graph.states), len(graph.edges)
+
+
+def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _expected(model: Model) -> str:
+    return "pass" if model.expect == "pass" else f"violates {model.property}"
+
+
+def _models(args: argparse.Namespace) -> tuple[Path, list[Model]]:
+    spec_dir = args.spec_dir if args.spec_dir is not None else default_spec_dir()
+    return spec_dir, load_manifest(spec_dir)
+
+
+def _require_tlc() -> None:
+    find_java()
+    find_jar()
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    _, models = _models(args)
+    rows = [
+        (m.name, _expected(m), str(m.distinct_states or "?"), str(m.depth or "?"), m.about)
+        for m in models
+    ]
+    print(_table(("model", "expected", "states", "depth", "about"), rows))
+    return 0
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    spec_dir, models = _models(args)
+    try:
+        chosen = select(models, list(args.models))
+        _require_tlc()
+    except ValueError as exc:
+        print(f"refimpl spec: {exc}", file=sys.stderr)
+        return 2
+    except TlcUnavailable as exc:
+        print(f"refimpl spec: {exc}", file=sys.stderr)
+        return exc.exit_code
+    rows: list[tuple[str, ...]] = []
+    failed = 0
+    recorded = {m.name: m for m in models}
+    for model in chosen:
+        run, problems = check(spec_dir, model, args.workers)
+        res = run.result
+        if args.verbose:
+            print(run.output)
+        outcome = res.status.value + (f" {res.violated}" if res.violated else "")
+        rows.append(
+            (
+                model.name,
+                _expected(model),
+                outcome,
+                str(res.distinct_states if res.distinct_states is not None else "?"),
+                str(res.depth if res.depth is not None else "?"),
+                f"{run.wall_seconds:.1f}s",
+                "OK" if not problems else "FAIL: " + "; ".join(problems),
+            )
+        )
+        failed += bool(problems)
+        if args.record and ((model.expect == "pass" and res.ok) or res.violated == model.property):
+            recorded[model.name] = attrs.evolve(
+                model,
+                distinct_states=res.distinct_states,
+                depth=res.depth,
+                seconds=round(run.wall_seconds, 1),
+            )
+    headers = ("model", "expected", "TLC says", "states", "depth", "time", "ok")
+    print(_table(headers, rows))
+    if args.record:
+        save_manifest(spec_dir, [recorded[m.name] for m in models])
+    print(f"\n{len(rows) - failed}/{len(rows)} models as expected")
+    return 1 if failed else 0
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    spec_dir, models = _models(args)
+    try:
+        chosen = (
+            select(models, list(args.models)) if args.models else [m for m in models if m.graph]
+        )
+        _require_tlc()
+    except ValueError as exc:
+        print(f"refimpl spec: {exc}", file=sys.stderr)
+        return 2
+    except TlcUnavailable as exc:
+        print(f"refimpl spec: {exc}", file=sys.stderr)
+        return exc.exit_code
+    failed = 0
+    for model in chosen:
+        try:
+            run, states, edges = export(spec_dir, model, args.workers)
+        except ValueError as exc:
+            print(f"refimpl spec: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{model.graph}: {states} states, {edges} edges ({run.wall_seconds:.1f}s)")
+    return 1 if failed else 0

@@ -1,0 +1,111 @@
+"""The model manifest, spec/models.json: which models exist and what TLC should say.
+
+Owns the file's format. Each entry names an MC module and its cfg, the expected outcome
+(``"pass"``, or ``"violation"`` plus the property TLC must report), the figures of the
+last real run (distinct states, depth, seconds) and, for small models, the committed
+state graph. A violation model is an expected failure: it passes only when TLC finds
+exactly that violation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from refimpl.tla.output import Status, TlcResult
+
+__all__ = [
+    "MANIFEST",
+    "Model",
+    "check_outcome",
+    "default_spec_dir",
+    "load_manifest",
+    "save_manifest",
+]
+
+MANIFEST = "models.json"
+
+
+@attrs.frozen
+class Model:
+    """One TLC model of the manifest (paths relative to the spec directory)."""
+
+    name: str
+    module: str
+    cfg: str
+    expect: str
+    about: str = ""
+    property: str | None = None
+    distinct_states: int | None = None
+    depth: int | None = None
+    seconds: float | None = None
+    graph: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.expect not in ("pass", "violation"):
+            raise ValueError(f"model {self.name}: expect must be 'pass' or 'violation'")
+        if self.expect == "violation" and not self.property:
+            raise ValueError(f"model {self.name}: a violation model must name its property")
+
+
+def default_spec_dir() -> Path:
+    """``./spec`` if it holds a manifest, else the spec/ beside the installed package."""
+    here = Path.cwd() / "spec"
+    if (here / MANIFEST).is_file():
+        return here
+    return Path(__file__).resolve().parents[2] / "spec"
+
+
+def load_manifest(spec_dir: Path) -> list[Model]:
+    path = spec_dir / MANIFEST
+    try:
+        data = json.loads(path.read_text())
+        return [Model(**entry) for entry in data["models"]]
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no model manifest at {path}") from None
+    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: malformed manifest ({exc})") from exc
+
+
+def save_manifest(spec_dir: Path, models: Sequence[Model]) -> None:
+    entries: list[dict[str, Any]] = []
+    for model in models:
+        entry = attrs.asdict(model)
+        entries.append({k: v for k, v in entry.items() if v is not None and v != ""})
+    text = json.dumps({"models": entries}, indent=2) + "\n"
+    (spec_dir / MANIFEST).write_text(text)
+
+
+def check_outcome(model: Model, result: TlcResult) -> list[str]:
+    """Why ``result`` is not what ``model`` expects (empty when it is).
+
+    Pass models must also match the recorded distinct-state count and depth (a change
+    means the spec or the model changed and the manifest was not updated). Violation
+    models must report the named property; their state counts depend on when the
+    search stopped, so they are not compared.
+    """
+    problems: list[str] = []
+    if model.expect == "pass":
+        if result.status is not Status.PASS:
+            what = f" {result.violated}" if result.violated else ""
+            problems.append(f"expected pass, TLC reported {result.status.value}{what}")
+            return problems
+        for field in ("distinct_states", "depth"):
+            want, got = getattr(model, field), getattr(result, field)
+            if want is not None and want != got:
+                problems.append(f"{field}: manifest says {want}, TLC found {got}")
+        return problems
+    if not result.status.is_violation:
+        problems.append(
+            f"expected TLC to report {model.property} violated, got {result.status.value}"
+        )
+    elif result.violated != model.property:
+        problems.append(
+            f"expected {model.property} violated, TLC reported "
+            f"{result.violated or result.status.value}"
+        )
+    return problems

@@ -1,0 +1,349 @@
+"""The refinement mappings from the FIFO code to spec/DeltaFIFO.tla and spec/RealFIFO.tla.
+
+Owns no state; builds cores from spec states and reads them back. Objects map as::
+
+    [key |-> k, rv |-> r, dfsu |-> FALSE]   Object(name=k, resource_version=str(r))
+    [key |-> k, rv |-> r, dfsu |-> TRUE]    DeletedFinalStateUnknown(k, Object(k, str(r)))
+    [key |-> k, rv |-> 0, dfsu |-> TRUE]    DeletedFinalStateUnknown(k, None)
+    [type |-> t, obj |-> o]                 Delta(DeltaType(t), <o mapped>)
+    store[k] = r (0: absent)                Indexer holding Object(k, str(r))
+
+DeltaFIFO (DeltaFIFOCore with ``known_objects=store``, ``emit_delta_type_replaced``)::
+
+    queue                   tuple(core.queue)
+    items[k]                core.items.get(k, [])
+    populated, synced       core.populated, core.synced
+    initialPopulationCount  core.initial_population_count
+    Add(o) / Update(o) / Delete(o)   core.add / update / delete(<o>)
+    Replace(l)              core.replace([<o> for o in l])
+    Resync                  core.resync()
+    Pop                     key, deltas, initial = core.pop_ready();
+                            process_deltas(handler, store, deltas, initial)
+
+RealFIFO (RealFIFOCore; ``atomic`` mode without ``known_objects``, else with
+``known_objects=store``)::
+
+    log                     tuple(core.items)
+    processing              the entry taken and not yet finished (atomic mode), else <<>>
+    populated, synced, initialPopulationCount   as above
+    Add / Update / Delete / Replace / Resync    the core methods of the same name
+    Pop (non-atomic)        d, initial = core.take_one(); process_deltas(...); core.finish(1)
+    Take (atomic)           d, initial = core.take_one()   (the shell unlocks here)
+    Process (atomic)        process_deltas(..., [d], initial); core.finish(1)
+
+Go's map order (which known key comes first in a relist's tombstones or a resync) is
+any order in the specs; the mapping lets the store list its keys in every order, so
+every order the code can produce is one code move.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import attrs
+
+from refimpl.cache.controller import process_deltas
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo, SyncAllInfo
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.store import Indexer
+from refimpl.meta import DeletedFinalStateUnknown, Object
+from refimpl.tla.replay import Move
+from refimpl.tla.values import Fn, Value
+
+__all__ = [
+    "DeltaFIFOMapping",
+    "RealFIFOMapping",
+    "delta_from_spec",
+    "delta_to_spec",
+    "object_from_spec",
+    "object_to_spec",
+    "relists",
+]
+
+
+def object_from_spec(value: Value) -> object:
+    """A spec object or tombstone record as a code object."""
+    if not isinstance(value, Fn):
+        raise TypeError(f"not a spec object: {value!r}")
+    key, rv, dfsu = str(value["key"]), value["rv"], value["dfsu"]
+    if not isinstance(rv, int):
+        raise TypeError(f"spec object rv should be an integer: {value!r}")
+    if dfsu:
+        return DeletedFinalStateUnknown(
+            key, Object(name=key, resource_version=str(rv)) if rv else None
+        )
+    return Object(name=key, resource_version=str(rv))
+
+
+def object_to_spec(obj: object) -> Value:
+    """A code object or tombstone as a spec record (the inverse of the above)."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        inner = obj.obj
+        rv = int(inner.resource_version) if inner is not None else 0
+        return Fn({"key": obj.key, "rv": rv, "dfsu": True})
+    if isinstance(obj, Object):
+        return Fn({"key": obj.name, "rv": int(obj.resource_version), "dfsu": False})
+    raise TypeError(f"no spec form for {type(obj).__name__}: {obj!r}")
+
+
+def delta_from_spec(value: Value) -> Delta:
+    if not isinstance(value, Fn):
+        raise TypeError(f"not a spec delta: {value!r}")
+    kind = DeltaType(str(value["type"]))
+    payload = value["obj"]
+    if kind is DeltaType.REPLACED_ALL:
+        assert isinstance(payload, tuple)
+        return Delta(kind, ReplacedAllInfo("", tuple(object_from_spec(o) for o in payload)))
+    if kind is DeltaType.SYNC_ALL:
+        return Delta(kind, SyncAllInfo())
+    return Delta(kind, object_from_spec(payload))
+
+
+def delta_to_spec(delta: Delta) -> Value:
+    payload: Value
+    if isinstance(delta.object, ReplacedAllInfo):
+        payload = tuple(object_to_spec(o) for o in delta.object.objects)
+    elif isinstance(delta.object, SyncAllInfo):
+        payload = ()
+    else:
+        payload = object_to_spec(delta.object)
+    return Fn({"type": str(delta.type), "obj": payload})
+
+
+def store_from_spec(value: Value) -> Indexer:
+    if not isinstance(value, Fn):
+        raise TypeError(f"spec variable store should be a function, got {value!r}")
+    store = Indexer()
+    for key, rv in value.items():
+        if rv:
+            store.add(Object(name=str(key), resource_version=str(rv)))
+    return store
+
+
+def store_to_spec(store: Indexer, keys: Iterable[str]) -> Fn:
+    out: dict[Value, Value] = {}
+    for key in keys:
+        obj, exists = store.get_by_key(key)
+        out[key] = int(obj.resource_version) if exists and isinstance(obj, Object) else 0
+    return Fn(out)
+
+
+def relists(keys: Sequence[str], rvs: Sequence[int]) -> list[tuple[Fn, ...]]:
+    """Every relist result of the model: objects with distinct keys, in any order
+    (the spec's ``Lists``)."""
+    out: list[tuple[Fn, ...]] = []
+    for n in range(len(keys) + 1):
+        for chosen in itertools.permutations(keys, n):
+            for versions in itertools.product(rvs, repeat=n):
+                out.append(
+                    tuple(
+                        Fn({"key": k, "rv": r, "dfsu": False})
+                        for k, r in zip(chosen, versions, strict=True)
+                    )
+                )
+    return out
+
+
+@attrs.frozen
+class _Ordered:
+    """The store as ``known_objects``, listing its keys in a chosen order (Go's map
+    order is unspecified; the spec allows every order)."""
+
+    store: Indexer
+    order: tuple[str, ...]
+
+    def list_keys(self) -> list[str]:
+        return list(self.order)
+
+    def get_by_key(self, key: str) -> tuple[object | None, bool]:
+        return self.store.get_by_key(key)
+
+
+class _NullHandler:
+    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+        pass
+
+    def on_update(self, old: object, new: object) -> None:
+        pass
+
+    def on_delete(self, obj: object) -> None:
+        pass
+
+
+def _key_orders(store: Indexer) -> list[tuple[str, ...]]:
+    return list(itertools.permutations(sorted(store.list_keys())))
+
+
+def _queued_deltas(state: Mapping[str, Value]) -> int:
+    items = state["items"]
+    assert isinstance(items, Fn)
+    return sum(len(v) for v in items.values() if isinstance(v, tuple))
+
+
+@attrs.frozen
+class DeltaFIFOMapping:
+    """Callable for :func:`refimpl.tla.replay.replay` over a DeltaFIFO graph.
+
+    ``keys``, ``rvs`` and ``max_queued`` are the model's constants (MCDeltaFIFO.tla);
+    producer moves are made only while fewer than ``max_queued`` deltas are queued, as
+    in the spec. ``factory`` builds the core under test.
+    """
+
+    keys: tuple[str, ...]
+    rvs: tuple[int, ...]
+    max_queued: int
+    factory: Callable[..., DeltaFIFOCore] = DeltaFIFOCore
+
+    def build(
+        self, state: Mapping[str, Value], order: tuple[str, ...] | None = None
+    ) -> tuple[DeltaFIFOCore, Indexer]:
+        store = store_from_spec(state["store"])
+        known = _Ordered(store, order if order is not None else tuple(store.list_keys()))
+        core = self.factory(known_objects=known, emit_delta_type_replaced=True)
+        queue = state["queue"]
+        items = state["items"]
+        assert isinstance(queue, tuple) and isinstance(items, Fn)
+        core.queue = deque(str(k) for k in queue)
+        core.items = {
+            str(k): [delta_from_spec(d) for d in ds]
+            for k, ds in items.items()
+            if isinstance(ds, tuple) and ds
+        }
+        core.populated = bool(state["populated"])
+        count = state["initialPopulationCount"]
+        assert isinstance(count, int)
+        core.initial_population_count = count
+        core.synced = bool(state["synced"])
+        return core, store
+
+    def spec_state(self, core: DeltaFIFOCore, store: Indexer) -> dict[str, Value]:
+        items: dict[Value, Value] = {
+            k: tuple(delta_to_spec(d) for d in core.items.get(k, [])) for k in self.keys
+        }
+        return {
+            "queue": tuple(core.queue),
+            "items": Fn(items),
+            "populated": core.populated,
+            "initialPopulationCount": core.initial_population_count,
+            "synced": core.synced,
+            "store": store_to_spec(store, self.keys),
+        }
+
+    def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
+        moves: list[Move] = []
+        objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in self.keys for r in self.rvs]
+        if _queued_deltas(state) < self.max_queued:
+            for o in objs:
+                for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
+                    core, store = self.build(state)
+                    getattr(core, method)(object_from_spec(o))
+                    moves.append(Move(action, (o,), self.spec_state(core, store)))
+            orders = _key_orders(self.build(state)[1])
+            for listed in relists(self.keys, self.rvs):
+                for order in orders:
+                    core, store = self.build(state, order)
+                    core.replace([object_from_spec(o) for o in listed])
+                    moves.append(Move("Replace", (listed,), self.spec_state(core, store)))
+            for order in orders:
+                core, store = self.build(state, order)
+                core.resync()
+                moves.append(Move("Resync", (), self.spec_state(core, store)))
+        core, store = self.build(state)
+        if core.queue:
+            _, deltas, initial = core.pop_ready()
+            process_deltas(_NullHandler(), store, deltas, initial)
+            moves.append(Move("Pop", (), self.spec_state(core, store)))
+        return moves
+
+
+@attrs.frozen
+class RealFIFOMapping:
+    """Callable for :func:`refimpl.tla.replay.replay` over a RealFIFO graph
+    (MCRealFIFO.tla / MCRealFIFOAtomic.tla); ``atomic`` selects the mode."""
+
+    keys: tuple[str, ...]
+    rvs: tuple[int, ...]
+    max_queued: int
+    atomic: bool
+    factory: Callable[..., RealFIFOCore] = RealFIFOCore
+
+    def build(
+        self, state: Mapping[str, Value], order: tuple[str, ...] | None = None
+    ) -> tuple[RealFIFOCore, Indexer, list[tuple[Delta, bool]]]:
+        store = store_from_spec(state["store"])
+        if self.atomic:
+            core = self.factory(atomic_events=True, unlock_while_processing=True)
+        else:
+            known = _Ordered(store, order if order is not None else tuple(store.list_keys()))
+            core = self.factory(known_objects=known)
+        log = state["log"]
+        assert isinstance(log, tuple)
+        core.items = deque(delta_from_spec(d) for d in log)
+        core.populated = bool(state["populated"])
+        count = state["initialPopulationCount"]
+        assert isinstance(count, int)
+        core.initial_population_count = count
+        core.synced = bool(state["synced"])
+        taken: list[tuple[Delta, bool]] = []
+        processing = state.get("processing", ())
+        assert isinstance(processing, tuple)
+        for entry in processing:
+            assert isinstance(entry, Fn)
+            taken.append((delta_from_spec(entry["delta"]), bool(entry["initial"])))
+        return core, store, taken
+
+    def spec_state(
+        self, core: RealFIFOCore, store: Indexer, taken: list[tuple[Delta, bool]]
+    ) -> dict[str, Value]:
+        state: dict[str, Value] = {
+            "log": tuple(delta_to_spec(d) for d in core.items),
+            "populated": core.populated,
+            "initialPopulationCount": core.initial_population_count,
+            "synced": core.synced,
+            "store": store_to_spec(store, self.keys),
+            "processing": tuple(Fn({"delta": delta_to_spec(d), "initial": i}) for d, i in taken),
+        }
+        return state
+
+    def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
+        moves: list[Move] = []
+        objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in self.keys for r in self.rvs]
+        log = state["log"]
+        assert isinstance(log, tuple)
+        if len(log) < self.max_queued:
+            for o in objs:
+                for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
+                    core, store, taken = self.build(state)
+                    getattr(core, method)(object_from_spec(o))
+                    moves.append(Move(action, (o,), self.spec_state(core, store, taken)))
+            orders = [None] if self.atomic else _key_orders(self.build(state)[1])
+            for listed in relists(self.keys, self.rvs):
+                for order in orders:
+                    core, store, taken = self.build(state, order)
+                    core.replace([object_from_spec(o) for o in listed])
+                    moves.append(Move("Replace", (listed,), self.spec_state(core, store, taken)))
+            for order in orders:
+                core, store, taken = self.build(state, order)
+                core.resync()
+                moves.append(Move("Resync", (), self.spec_state(core, store, taken)))
+        core, store, taken = self.build(state)
+        if not self.atomic:
+            if core.items:
+                delta, initial = core.take_one()
+                process_deltas(_NullHandler(), store, [delta], initial)
+                core.finish(1)
+                moves.append(Move("Pop", (), self.spec_state(core, store, taken)))
+            return moves
+        if core.items and not taken:
+            taken.append(core.take_one())
+            moves.append(Move("Take", (), self.spec_state(core, store, taken)))
+        core, store, taken = self.build(state)
+        if taken:
+            delta, initial = taken.pop()
+            process_deltas(_NullHandler(), store, [delta], initial)
+            core.finish(1)
+            moves.append(Move("Process", (), self.spec_state(core, store, taken)))
+        return moves

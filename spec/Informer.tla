@@ -1,0 +1,189 @@
+------------------------------- MODULE Informer -------------------------------
+(***************************************************************************)
+(* An informer end to end: an API server with a global resourceVersion,   *)
+(* its event history and compaction; a reflector that lists, watches,     *)
+(* loses its watch and re-watches, and relists after 410 Gone; the        *)
+(* DeltaFIFO (DeltaFIFO.tla, INSTANCEd); processDeltas, which updates the *)
+(* store and then enqueues a notification to the listener; and the        *)
+(* handler, which consumes notifications asynchronously and keeps its own *)
+(* level view of the world (`view`).                                       *)
+(*                                                                         *)
+(* An object is [key, rv]; a write bumps the server's resourceVersion,    *)
+(* which is the length of `history`.  At most MaxRV writes happen, so the *)
+(* server eventually stops changing: then the store and the handler's     *)
+(* view must converge to it, whatever watch drops and compactions did.    *)
+(* Faults (WatchDrop, Compact) have no fairness; the connection recovers  *)
+(* (strong fairness on watch delivery).                                    *)
+(*                                                                         *)
+(* semantics.md sections 6 (reflector), 3 (DeltaFIFO), 7.2 and 8.1         *)
+(* (processDeltas, store before notify); section 11 items 30, 31, 33, 34. *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets
+
+CONSTANTS
+    Keys,
+    MaxRV       \* number of server writes
+
+VARIABLES
+    server,         \* [Keys -> 0..MaxRV]: rv of each live object, 0 = absent
+    history,        \* Seq([type, key, rv]): every write's watch event; rv = index
+    compacted,      \* events up to this rv can no longer be watched from
+    reflector,      \* "list" | "watch" | "rewatch"
+    watchPos,       \* rv the current watch has delivered up to
+    lastSyncRV,     \* the reflector's last synced resourceVersion
+    queue, items, populated, initialPopulationCount, synced,   \* the DeltaFIFO
+    store,          \* the indexer: [Keys -> 0..MaxRV]
+    notifications,  \* Seq(notification): the listener's buffer
+    view,           \* [Keys -> 0..MaxRV]: what the handler believes
+    lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
+    applied         \* set of notifications whose store update has happened (history)
+
+serverVars == <<server, history, compacted>>
+reflectorVars == <<reflector, watchPos, lastSyncRV>>
+fifoVars == <<queue, items, populated, initialPopulationCount, synced>>
+handlerVars == <<notifications, view, lastRV>>
+vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied>>
+
+RVs == 1..MaxRV
+DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4
+
+Note(t, k, r) == [type |-> t, key |-> k, rv |-> r]
+
+-----------------------------------------------------------------------------
+(* The API server.                                                         *)
+Write(k) ==
+    /\ Len(history) < MaxRV
+    /\ LET r == Len(history) + 1 IN
+        \/ /\ server[k] = 0
+           /\ server' = [server EXCEPT ![k] = r]
+           /\ history' = Append(history, [type |-> "ADDED", key |-> k, rv |-> r])
+        \/ /\ server[k] # 0
+           /\ server' = [server EXCEPT ![k] = r]
+           /\ history' = Append(history, [type |-> "MODIFIED", key |-> k, rv |-> r])
+        \/ /\ server[k] # 0
+           /\ server' = [server EXCEPT ![k] = 0]
+           /\ history' = Append(history, [type |-> "DELETED", key |-> k, rv |-> r])
+    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied>>
+
+(* etcd compaction: older resourceVersions answer 410 Gone.                *)
+Compact ==
+    /\ compacted < Len(history)
+    /\ compacted' = Len(history)
+    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied>>
+
+-----------------------------------------------------------------------------
+(* The reflector.  List: the server's objects, in any order, into          *)
+(* DeltaFIFO.Replace; then watch from the list's resourceVersion.          *)
+ServerObjs == {DF!Obj(k, server[k]) : k \in {x \in Keys : server[x] # 0}}
+
+List ==
+    /\ reflector = "list"
+    /\ \E l \in DF!Orders(ServerObjs) :
+         \E order \in DF!Orders(DF!StoreOnlyGone(l)) : DF!ReplaceWith(l, order)
+    /\ reflector' = "watch"
+    /\ watchPos' = Len(history)
+    /\ lastSyncRV' = Len(history)
+    /\ UNCHANGED <<serverVars, store, handlerVars, applied>>
+
+(* The watch delivers the next event, in order, never invented.            *)
+WatchEvent ==
+    /\ reflector = "watch"
+    /\ watchPos < Len(history)
+    /\ LET e == history[watchPos + 1]
+           o == DF!Obj(e.key, e.rv)
+       IN /\ CASE e.type = "ADDED" -> DF!Add(o)
+               [] e.type = "MODIFIED" -> DF!Update(o)
+               [] e.type = "DELETED" -> DF!Delete(o)
+          /\ lastSyncRV' = e.rv
+    /\ watchPos' = watchPos + 1
+    /\ UNCHANGED <<serverVars, reflector, handlerVars, applied>>
+
+WatchDrop ==
+    /\ reflector = "watch"
+    /\ reflector' = "rewatch"
+    /\ UNCHANGED <<serverVars, watchPos, lastSyncRV, fifoVars, store, handlerVars, applied>>
+
+(* Re-watch from the last synced rv; 410 Gone if it was compacted away.    *)
+Rewatch ==
+    /\ reflector = "rewatch"
+    /\ IF lastSyncRV < compacted
+       THEN reflector' = "list" /\ UNCHANGED watchPos
+       ELSE reflector' = "watch" /\ watchPos' = lastSyncRV
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
+
+-----------------------------------------------------------------------------
+(* processDeltas: per delta, oldest first, the store first, then a         *)
+(* notification; add or update is decided by store presence.              *)
+Notes(k, ds) ==
+    [i \in DOMAIN ds |->
+        LET present == IF i = 1 THEN store[k] # 0 ELSE ds[i - 1].type # "Deleted"
+        IN Note(IF ds[i].type = "Deleted" THEN "delete"
+                ELSE IF present THEN "update" ELSE "add", k, ds[i].obj.rv)]
+
+Process ==
+    /\ DF!Pop
+    /\ LET k == Head(queue)
+           ns == Notes(k, items[k])
+       IN /\ notifications' = notifications \o ns
+          /\ applied' = applied \cup DF!Range(ns)
+    /\ UNCHANGED <<serverVars, reflectorVars, view, lastRV>>
+
+(* The handler, asynchronously, one notification at a time, in order.      *)
+Handle ==
+    /\ notifications # <<>>
+    /\ LET n == Head(notifications) IN
+        /\ view' = [view EXCEPT ![n.key] = IF n.type = "delete" THEN 0 ELSE n.rv]
+        /\ lastRV' = [lastRV EXCEPT ![n.key] = n.rv]
+    /\ notifications' = Tail(notifications)
+    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied>>
+
+Init ==
+    /\ server = [k \in Keys |-> 0]
+    /\ history = <<>>
+    /\ compacted = 0
+    /\ reflector = "list"
+    /\ watchPos = 0
+    /\ lastSyncRV = 0
+    /\ DF!Init
+    /\ notifications = <<>>
+    /\ view = [k \in Keys |-> 0]
+    /\ lastRV = [k \in Keys |-> 0]
+    /\ applied = {}
+
+Next ==
+    \/ \E k \in Keys : Write(k)
+    \/ Compact
+    \/ List \/ WatchEvent \/ WatchDrop \/ Rewatch
+    \/ Process \/ Handle
+
+Fairness ==
+    /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Rewatch)
+    /\ WF_vars(Process) /\ WF_vars(Handle)
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+(* Item 30: a notification is enqueued only after the store reflects it.   *)
+StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
+
+(* Items 31 and 20: per key, the handler sees resourceVersions in order.   *)
+PerKeyRVOrder ==
+    \A i \in DOMAIN notifications :
+        /\ notifications[i].rv >= lastRV[notifications[i].key]
+        /\ \A j \in (i + 1)..Len(notifications) :
+             notifications[j].key = notifications[i].key => notifications[i].rv <= notifications[j].rv
+
+(* The store never holds a version the server never had for that key.     *)
+StoreFromServer ==
+    \A k \in Keys : store[k] # 0 =>
+        \E i \in DOMAIN history : history[i].key = k /\ history[i].rv = store[k]
+
+(* Items 33, 34: once the server stops changing, the store and the         *)
+(* handler's view equal the server: no ghost, no lost object.              *)
+Converges == <>[](store = server /\ view = server /\ notifications = <<>>)
+
+(* No lost delete: an object gone from the server is eventually gone from  *)
+(* the handler's view (unless it is created again).                        *)
+NoLostDelete ==
+    \A k \in Keys : (server[k] = 0 /\ view[k] # 0) ~> (view[k] = 0 \/ server[k] # 0)
+=============================================================================

@@ -1,0 +1,9 @@
+---------------------------- MODULE MCDeltaFIFO ----------------------------
+(* Model: 2 keys, resource versions 1..2, at most 2 queued deltas before   *)
+(* producers wait.                                                         *)
+EXTENDS DeltaFIFO
+
+MCKeys == {"a", "b"}
+MCRVs == {1, 2}
+MCMaxQueued == 2
+=============================================================================

@@ -1,0 +1,36 @@
+----------------------- MODULE MCInformerNoTombstones -----------------------
+(* Mutation: a relist that queues the listed objects but no tombstones for *)
+(* what vanished (neither from the queue nor from the store).  An object   *)
+(* deleted while the watch was down (410 Gone, relist) stays in the store  *)
+(* and in the handler's view forever.  Expected: NoLostDelete violated.    *)
+EXTENDS Informer
+
+MCKeys == {"a"}
+MCMaxRV == 3
+
+ListNoTombstones ==
+    /\ reflector = "list"
+    /\ \E l \in DF!Orders(ServerObjs) :
+         LET st == DF!EnqAll(DF!Now, [i \in DOMAIN l |-> DF!Delta("Replaced", l[i])]) IN
+         /\ DF!SetQueue(st)
+         /\ IF populated
+            THEN UNCHANGED <<populated, initialPopulationCount, synced>>
+            ELSE /\ populated' = TRUE
+                 /\ initialPopulationCount' = Len(l)
+                 /\ synced' = (Len(l) = 0)
+    /\ reflector' = "watch"
+    /\ watchPos' = Len(history)
+    /\ lastSyncRV' = Len(history)
+    /\ UNCHANGED <<serverVars, store, handlerVars, applied>>
+
+NextNoTombstones ==
+    \/ \E k \in Keys : Write(k)
+    \/ Compact
+    \/ ListNoTombstones \/ WatchEvent \/ WatchDrop \/ Rewatch
+    \/ Process \/ Handle
+
+SpecNoTombstones ==
+    /\ Init /\ [][NextNoTombstones]_vars
+    /\ WF_vars(ListNoTombstones) /\ SF_vars(WatchEvent) /\ WF_vars(Rewatch)
+    /\ WF_vars(Process) /\ WF_vars(Handle)
+=============================================================================

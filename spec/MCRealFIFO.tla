@@ -1,0 +1,10 @@
+---------------------------- MODULE MCRealFIFO ----------------------------
+(* Model: 2 keys, resource versions 1..2, at most 2 queued entries before  *)
+(* producers wait; Atomic = FALSE.                                          *)
+EXTENDS RealFIFO
+
+MCKeys == {"a", "b"}
+MCRVs == {1, 2}
+MCMaxQueued == 2
+MCAtomic == FALSE
+=============================================================================

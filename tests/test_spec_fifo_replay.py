@@ -1,0 +1,195 @@
+"""The FIFO cores refine their specs: replayed over every state and edge of
+spec/graphs/DeltaFIFO.json.gz, RealFIFO.json.gz and RealFIFOAtomic.json.gz.
+
+Each state is rebuilt as a core plus an Indexer store through the mapping in
+refimpl/tla/refine_fifo.py; every producer call the model allows (Add, Update, Delete of
+every object, Replace of every relist, Resync, with the store listing its keys in every
+order Go's map could produce), and the pop-and-process step, must land on the successor
+the graph names, and every graph edge must have such a code move. Broken cores, each
+re-introducing a known bug or a DeltaFIFO/RealFIFO confusion, must fail the replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import Delta, DeltaType, tombstone
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.refine_fifo import DeltaFIFOMapping, RealFIFOMapping
+from refimpl.tla.replay import replay
+
+GRAPHS = Path(__file__).resolve().parents[1] / "spec" / "graphs"
+KEYS = ("a", "b")  # MCKeys
+RVS = (1, 2)  # MCRVs
+
+
+def _graph(name: str) -> StateGraph:
+    return load_graph(GRAPHS / f"{name}.json.gz")
+
+
+@pytest.fixture(scope="module")
+def delta_graph() -> StateGraph:
+    return _graph("DeltaFIFO")
+
+
+@pytest.fixture(scope="module")
+def real_graph() -> StateGraph:
+    return _graph("RealFIFO")
+
+
+@pytest.fixture(scope="module")
+def atomic_graph() -> StateGraph:
+    return _graph("RealFIFOAtomic")
+
+
+def test_delta_fifo_core_refines_spec(delta_graph: StateGraph) -> None:
+    report = replay(delta_graph, DeltaFIFOMapping(KEYS, RVS, max_queued=2))
+    print("DeltaFIFO:", report.summary())
+    assert report.ok, "\n".join(report.mismatches)
+    assert report.states == len(delta_graph.states) == 3726
+    assert report.edges + report.stutters >= len(delta_graph.edges)
+
+
+def test_real_fifo_core_refines_spec(real_graph: StateGraph) -> None:
+    report = replay(real_graph, RealFIFOMapping(KEYS, RVS, max_queued=2, atomic=False))
+    print("RealFIFO:", report.summary())
+    assert report.ok, "\n".join(report.mismatches)
+    assert report.states == len(real_graph.states) == 4682
+
+
+def test_atomic_real_fifo_core_refines_spec(atomic_graph: StateGraph) -> None:
+    report = replay(atomic_graph, RealFIFOMapping(KEYS, RVS, max_queued=1, atomic=True))
+    print("RealFIFO atomic:", report.summary())
+    assert report.ok, "\n".join(report.mismatches)
+    assert report.states == len(atomic_graph.states) == 6954
+    assert report.edges == len(atomic_graph.edges)
+
+
+# -- broken DeltaFIFO cores ----------------------------------------------------------
+
+
+class DeleteNeverSkipped(DeltaFIFOCore):
+    """Queues every delete, like RealFIFO (DeltaFIFO drops deletes of unknown keys)."""
+
+    def delete(self, obj: object) -> None:
+        self.populated = True
+        self._check_synced()
+        self._queue_action(DeltaType.DELETED, obj)
+
+
+class ResyncOverQueued(DeltaFIFOCore):
+    """Resyncs keys that have queued deltas (a stale store copy after a newer event)."""
+
+    def resync(self) -> None:
+        assert self.known_objects is not None
+        for key in self.known_objects.list_keys():
+            obj, exists = self.known_objects.get_by_key(key)
+            if exists:
+                self._queue_action(DeltaType.SYNC, obj)
+
+
+class ReplaceBefore115620(DeltaFIFOCore):
+    """Relist tombstones only from the store: a queued Added whose object vanished is
+    never deleted (the ghost fixed by upstream PR #115620)."""
+
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
+        listed = set()
+        for obj in objects:
+            listed.add(self.key_of(obj))
+            self._queue_action(DeltaType.REPLACED, obj, internal=DeltaType.REPLACED)
+        assert self.known_objects is not None
+        deletions = 0
+        for key in self.known_objects.list_keys():
+            if key not in listed:
+                stored, _ = self.known_objects.get_by_key(key)
+                deletions += 1
+                self._queue_action(DeltaType.DELETED, tombstone(key, stored))
+        if not self.populated:
+            self.populated = True
+            self.initial_population_count = len(listed) + deletions
+            self._check_synced()
+
+
+class DedupKeepsNewer(DeltaFIFOCore):
+    """Collapses a Deleted pair keeping the newer delta even over a real final state."""
+
+    def _queue_action(
+        self, emitted: DeltaType, obj: object, internal: DeltaType | None = None
+    ) -> None:
+        key = self.key_of(obj)
+        deltas = self.items.get(key)
+        if deltas and deltas[-1].type is DeltaType.DELETED and emitted is DeltaType.DELETED:
+            deltas[-1] = Delta(emitted, obj)
+            return
+        super()._queue_action(emitted, obj, internal)
+
+
+@pytest.mark.parametrize(
+    "broken", [DeleteNeverSkipped, ResyncOverQueued, ReplaceBefore115620, DedupKeepsNewer]
+)
+def test_replay_catches_a_broken_delta_fifo(
+    delta_graph: StateGraph, broken: type[DeltaFIFOCore]
+) -> None:
+    report = replay(delta_graph, DeltaFIFOMapping(KEYS, RVS, 2, factory=broken))
+    assert not report.ok, f"{broken.__name__} passed: {report.summary()}"
+
+
+# -- broken RealFIFO cores -----------------------------------------------------------
+
+
+class SyncedAtTake(RealFIFOCore):
+    """Counts an entry as done when it is taken (DeltaFIFO's timing): HasSynced can turn
+    true while the last initial entry is still being processed (PR #136264)."""
+
+    def take_one(self) -> tuple[Delta, bool]:
+        taken = super().take_one()
+        super().finish(1)
+        return taken
+
+    def finish(self, n: int) -> None:
+        pass
+
+
+class ReplacedBeforeTombstones(RealFIFOCore):
+    """Non-atomic relist in DeltaFIFO's order: Replaced entries first, then deletions."""
+
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
+        before = len(self.items)
+        super().replace(objects, resource_version)
+        new = list(self.items)[before:]
+        tombs = [d for d in new if d.type is DeltaType.DELETED]
+        rest = [d for d in new if d.type is not DeltaType.DELETED]
+        for _ in new:
+            self.items.pop()
+        self.items.extend(rest + tombs)
+
+
+class DeleteFiltered(RealFIFOCore):
+    """Drops deletes of keys the store does not hold (DeltaFIFO's rule)."""
+
+    def delete(self, obj: object) -> None:
+        assert self.known_objects is not None
+        key = self.key_of(obj)
+        if key not in self.known_objects.list_keys():
+            self.populated = True
+            self._check_synced()
+            return
+        super().delete(obj)
+
+
+def test_replay_catches_synced_before_processing(atomic_graph: StateGraph) -> None:
+    report = replay(atomic_graph, RealFIFOMapping(KEYS, RVS, 1, True, factory=SyncedAtTake))
+    assert not report.ok, report.summary()
+
+
+@pytest.mark.parametrize("broken", [ReplacedBeforeTombstones, DeleteFiltered])
+def test_replay_catches_a_broken_real_fifo(
+    real_graph: StateGraph, broken: type[RealFIFOCore]
+) -> None:
+    report = replay(real_graph, RealFIFOMapping(KEYS, RVS, 2, False, factory=broken))
+    assert not report.ok, f"{broken.__name__} passed: {report.summary()}"
