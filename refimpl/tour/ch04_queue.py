@@ -1,6 +1,8 @@
 """Chapter 04 -- the queue: dirty and processing, merging, one worker per key.
 
-Experiments on :mod:`refimpl.workqueue` (docs/04-the-queue.md).
+Experiments on :mod:`refimpl.workqueue` (docs/04-the-queue.md). Every experiment but
+``one-worker-per-key`` drives the single-threaded :class:`QueueCore` step by step, so
+its numbers are exact; that one uses real threads on purpose.
 """
 
 from __future__ import annotations
@@ -10,11 +12,17 @@ import threading
 import time
 from collections import Counter
 
+from refimpl.clock import FakeClock
 from refimpl.tour import Claim, equal, experiment, holds
-from refimpl.workqueue import Queue, QueueCore
+from refimpl.workqueue import InMemoryMetricsProvider, Queue, QueueCore
+from refimpl.workqueue.metrics import QueueMetrics
 
 CHAPTER = "04"
 TITLE = "The queue: dirty and processing"
+
+
+def _seconds(observations: list[float]) -> str:
+    return ", ".join(f"{value:g} s" for value in observations) or "none"
 
 
 def _drain(core: QueueCore[str], handled: list[str]) -> None:
@@ -64,7 +72,31 @@ def dedup_while_queued() -> list[Claim]:
     _drain(core, order)
     return [
         equal("04.dedup-len", "6 adds of 3 keys: queue length", length, 3),
-        equal("04.dedup-order", "hand-out order is first-add order", "".join(order), "abc"),
+        equal("04.dedup-order", "hand-out order is first-add order", ",".join(order), "a,b,c"),
+    ]
+
+
+@experiment(CHAPTER, "readd-goes-to-tail", "A key re-added while in flight queues up at done()")
+def readd_goes_to_tail() -> list[Claim]:
+    core: QueueCore[str] = QueueCore()
+    core.add("a")
+    core.add("b")
+    a, _ = core.get()  # a is in flight, b waits
+    assert a is not None
+    core.add("a")  # a changes again while in flight: marked dirty, not queued
+    core.add("c")  # c arrives after a's re-add...
+    waiting_before_done = ",".join(core.queue)
+    core.done(a)  # ...but a takes its place only now, behind c
+    order: list[str] = []
+    _drain(core, order)
+    return [
+        equal(
+            "04.readd-not-queued",
+            "queue while a is in flight and re-added",
+            waiting_before_done,
+            "b,c",
+        ),
+        equal("04.readd-tail", "hand-out order after done(a)", ",".join(order), "b,c,a"),
     ]
 
 
@@ -126,6 +158,25 @@ def one_worker_per_key(seed: int = 4, workers: int = 4, adds: int = 20_000) -> l
     ]
 
 
+@experiment(CHAPTER, "stray-done", "A done() without a get() breaks the promise (misuse)")
+def stray_done() -> list[Claim]:
+    core: QueueCore[str] = QueueCore()
+    core.add("a")
+    core.done("a")  # misuse: "a" was never handed out, it is only waiting
+    length = len(core)
+    first, _ = core.get()
+    second, _ = core.get()
+    return [
+        equal("04.stray-done-len", "queue length after add(a), done(a)", length, 2),
+        equal(
+            "04.stray-done-twice",
+            "the next two get() calls hand out",
+            f"{first},{second}",
+            "a,a",
+        ),
+    ]
+
+
 @experiment(CHAPTER, "len-and-shutdown", "len() counts waiting keys; shutdown still hands out")
 def len_and_shutdown() -> list[Claim]:
     core: QueueCore[str] = QueueCore()
@@ -146,15 +197,18 @@ def len_and_shutdown() -> list[Claim]:
         assert item is not None
         after.append(item)
         core.done(item)
-    drained, flight = QueueCore[str](), None
+    repeat = core.get()  # an empty, shut-down queue answers at once, every time
+
+    drained: QueueCore[str] = QueueCore()
     drained.add("x")
     drained.add("y")
     flight, _ = drained.get()
-    drained.begin_drain()
-    waits_before_done = not drained.drain_complete()
     assert flight is not None
+    drained.begin_drain()  # shut_down_with_drain with x in flight and y queued
+    finished_in_flight = drained.drain_complete()
     drained.done(flight)
-    returns_with_queued = drained.drain_complete() and len(drained) == 1
+    finished_after_done = drained.drain_complete()
+    left_queued = len(drained)
     return [
         equal("04.len-queued-only", "len() with 1 queued, 1 in flight and re-added", length, 1),
         equal(
@@ -163,11 +217,74 @@ def len_and_shutdown() -> list[Claim]:
             ",".join(after),
             "b,a",
         ),
-        holds(
-            "04.drain-in-flight-only",
-            "shut_down_with_drain waits for in-flight items only (client-go's code)",
-            f"waits={waits_before_done}, returns with 1 queued={returns_with_queued}",
-            "waits=True, returns with 1 queued=True",
-            waits_before_done and returns_with_queued,
+        equal("04.shutdown-get", "get() on an empty, shut-down queue", repeat, (None, True)),
+        equal(
+            "04.drain-waits",
+            "shut_down_with_drain finished while x is in flight",
+            finished_in_flight,
+            False,
+        ),
+        equal(
+            "04.drain-returns",
+            "shut_down_with_drain finished after done(x)",
+            finished_after_done,
+            True,
+        ),
+        equal(
+            "04.drain-leaves-queued",
+            "keys still queued when it returns (client-go's code, not its comment)",
+            left_queued,
+            1,
+        ),
+    ]
+
+
+@experiment(CHAPTER, "metrics", "The metrics count deliveries owed, not calls to add()")
+def metrics() -> list[Claim]:
+    provider = InMemoryMetricsProvider()
+    clock = FakeClock()
+    core: QueueCore[str] = QueueCore(metrics=QueueMetrics[str](provider, "tour", clock))
+    seen = provider["tour"]
+    for _ in range(10):
+        core.add("a")  # one key, ten adds while it waits
+    adds_waiting = seen.adds.value
+    clock.step(2.0)
+    item, _ = core.get()
+    assert item is not None
+    for _ in range(3):
+        core.add("a")  # three more while it is in flight
+    adds_total = seen.adds.value
+    depth_in_flight = int(seen.depth.value)
+    len_in_flight = len(core)
+    clock.step(0.5)
+    core.done(item)
+    return [
+        equal(
+            "04.metric-adds-waiting", "adds metric after 10 add(a) while a waits", adds_waiting, 1
+        ),
+        equal(
+            "04.metric-adds-in-flight",
+            "adds metric after 3 more add(a) while a is in flight",
+            adds_total,
+            2,
+        ),
+        equal(
+            "04.metric-depth",
+            "depth metric while a is in flight and re-added",
+            depth_in_flight,
+            1,
+        ),
+        equal("04.metric-len", "len() at the same moment", len_in_flight, 0),
+        equal(
+            "04.metric-latency",
+            "queue latency observed (first add to get)",
+            _seconds(seen.latency.observations),
+            "2 s",
+        ),
+        equal(
+            "04.metric-duration",
+            "work duration observed (get to done)",
+            _seconds(seen.work_duration.observations),
+            "0.5 s",
         ),
     ]

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from refimpl.tour import Chapter, Claim, chapters
@@ -28,6 +29,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--list", action="store_true", help="list chapters and experiments")
     parser.add_argument("--json", action="store_true", help="print the claims as JSON lines")
+    parser.add_argument(
+        "--pictures",
+        metavar="DIR",
+        help="write the docs' pictures (SVG, generated from the experiments) to DIR and exit",
+    )
     parser.set_defaults(func=run)
 
 
@@ -61,6 +67,12 @@ def _table(rows: list[Claim]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pictures:
+        from refimpl.tour.pictures import write_pictures
+
+        for path in write_pictures(Path(args.pictures)):
+            print(path)
+        return 0
     selected = _select(list(args.chapters))
     if args.list:
         for chapter in selected:

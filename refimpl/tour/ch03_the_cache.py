@@ -1,0 +1,344 @@
+"""Chapter 03 -- the cache you read from: listers, resync, stale reads, the empty cache.
+
+Experiments on the informer stack against refimpl's in-memory API server
+(docs/03-the-cache-you-read-from.md). ``informer-cost`` runs the threaded
+:class:`~refimpl.cache.shared_informer.SharedIndexInformer` itself; the others step the
+same parts by hand (:mod:`refimpl.tour.stack`) on a fake clock, so every interleaving
+and every number is exact and repeatable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+
+from refimpl.apiserver import ApiServer, ApiServerCore, NotFound
+from refimpl.cache.controller import ResourceEventHandlerFuncs
+from refimpl.cache.listwatch import ApiServerListerWatcher
+from refimpl.cache.shared_informer import SharedIndexInformer, wait_for_cache_sync
+from refimpl.clock import FakeClock
+from refimpl.meta import DeletedFinalStateUnknown, Object, meta_namespace_key_func
+from refimpl.tour import Claim, equal, experiment, holds
+from refimpl.tour.stack import ServerListerWatcher, SteppedInformer, run_until
+from refimpl.worker import process_next_work_item
+from refimpl.workqueue.virtual import VirtualRateLimitingQueue
+
+CHAPTER = "03"
+TITLE = "The cache you read from: listers, resync, stale reads"
+
+APP = {"kind": "app"}
+
+
+def _pod_labels(app: str) -> dict[str, str]:
+    return {"kind": "pod", "app": app}
+
+
+@experiment(CHAPTER, "informer-cost", "What an informer costs the API server (threads)")
+def informer_cost(objects: int = 20, reads: int = 2000) -> list[Claim]:
+    clock = FakeClock()  # nothing here waits for time; a fake clock keeps it so
+    server = ApiServer(clock=clock)
+    for i in range(objects):
+        server.create(Object(f"pod-{i}", namespace="default"))
+    informer = SharedIndexInformer(ApiServerListerWatcher(server), clock=clock, seed=3)
+    stop = threading.Event()
+    thread = informer.start(stop)
+    try:
+        synced = wait_for_cache_sync(stop, informer.has_synced, poll=0.001)
+        watching = server.wait_for(lambda core: core.counters.watches >= 1, timeout=10.0)
+        at_sync = server.counters.copy()
+        lister = informer.lister()
+        found = sum(
+            1 for i in range(reads) if lister.get("default", f"pod-{i % objects}") is not None
+        )
+        after_lister = server.counters.copy()
+        for i in range(reads):
+            server.get("default", f"pod-{i % objects}")
+        after_direct = server.counters.copy()
+    finally:
+        stop.set()
+        thread.join(timeout=10.0)
+    return [
+        holds(
+            "03.sync-requests",
+            f"requests to start an informer over {objects} objects and sync",
+            f"{at_sync.lists} list, {at_sync.watches} watch",
+            "1 list, 1 watch",
+            synced and watching and (at_sync.lists, at_sync.watches) == (1, 1),
+        ),
+        equal(
+            "03.lister-requests",
+            f"requests made by {reads} reads through the lister",
+            after_lister.gets - at_sync.gets + after_lister.lists - at_sync.lists,
+            0,
+        ),
+        equal("03.lister-found", f"of {reads} lister reads, answered", found, reads),
+        equal(
+            "03.direct-requests",
+            f"requests made by {reads} direct reads",
+            after_direct.gets - after_lister.gets,
+            reads,
+        ),
+    ]
+
+
+@experiment(CHAPTER, "quiet-hour", "A quiet hour: what keeps an informer up to date")
+def quiet_hour(seed: int = 3) -> list[Claim]:
+    clock = FakeClock()
+    server = ApiServerCore()
+    for i in range(20):
+        server.create(Object(f"pod-{i}", namespace="default"))
+    informer = SteppedInformer(ServerListerWatcher(server, clock), seed=seed)
+    run_until(3600.0, informer)
+    lists, watches = server.counters.lists, server.counters.watches
+    return [
+        equal("03.hour-lists", "lists in an hour with no changes", lists, 1),
+        holds(
+            "03.hour-watches",
+            "watch requests in that hour (each watch ends after 5-10 min)",
+            str(watches),
+            "7 to 13",
+            7 <= watches <= 13,
+        ),
+    ]
+
+
+@experiment(CHAPTER, "resync", "Resync re-announces the cache; only the server repairs it")
+def resync() -> list[Claim]:
+    clock = FakeClock()
+    server = ApiServerCore()
+    server.create(Object("web", namespace="default", data=3))
+    lw = ServerListerWatcher(server, clock)
+    informer = SteppedInformer(lw, resync_period=30.0)
+    announced: list[object] = []
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs(update_func=lambda old, new: announced.append(new))
+    )
+    informer.pump()
+    (watch,) = server.watches()
+    server.hold(watch.id)  # the connection stalls: new events wait on the server side
+    server.update(server.get("default", "web").evolve(data=5))
+    before = server.counters.copy()
+    clock.set_time(30.0)  # the resync period passes
+    informer.pump()
+    resync_requests = (server.counters.lists - before.lists) + (
+        server.counters.watches - before.watches
+    )
+    by_resync = [o.data for o in announced if isinstance(o, Object)]
+    # The connection drops (the held event is lost with it) and the server has since
+    # compacted its history: the reflector cannot resume the watch and lists again.
+    server.close_watch(drop_pending=True)
+    server.compact(server.rv)
+    first = [
+        equal(
+            "03.resync-announces",
+            "value a resync announces while the server holds 5",
+            ",".join(str(v) for v in by_resync),
+            "3",
+        ),
+        equal("03.resync-requests", "requests the resync made", resync_requests, 0),
+    ]
+    try:
+        run_until(clock.now() + 60.0, informer)  # it may back off before it relists
+    except RuntimeError as err:  # a reflector that never settles: report, do not crash
+        stuck = f"stuck ({server.counters.watches} watches): {err}"
+        return [
+            *first,
+            holds("03.relist-lists", "lists after the watch could not resume", stuck, "2", False),
+            holds("03.relist-repairs", "value in the cache after the relist", stuck, "5", False),
+        ]
+    cached = informer.lister().get("default", "web")
+    return [
+        *first,
+        equal(
+            "03.relist-lists", "lists after the watch could not resume", server.counters.lists, 2
+        ),
+        equal(
+            "03.relist-repairs",
+            "value in the cache after the relist",
+            None if cached is None else cached.data,
+            5,
+        ),
+    ]
+
+
+class _Replicas:
+    """A tiny ReplicaSet: keep ``app.data`` pods labelled ``app=<name>``."""
+
+    def __init__(self, server: ApiServerCore, apps: SteppedInformer, pods: SteppedInformer) -> None:
+        self.server = server
+        self.apps = apps
+        self.pods = pods
+        self.queue: VirtualRateLimitingQueue[str] = VirtualRateLimitingQueue(apps.clock)
+        self.names = itertools.count(1)
+        self.created = 0
+        self.deleted = 0
+        apps.add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=self._enqueue,
+                update_func=lambda old, new: self._enqueue(new),
+                delete_func=self._enqueue,
+            )
+        )
+        owner: Callable[[object], None] = self._enqueue_owner
+        pods.add_event_handler(
+            ResourceEventHandlerFuncs(
+                add_func=owner, update_func=lambda old, new: owner(new), delete_func=owner
+            )
+        )
+
+    def _enqueue(self, obj: object) -> None:
+        self.queue.add(
+            obj.key if isinstance(obj, DeletedFinalStateUnknown) else meta_namespace_key_func(obj)
+        )
+
+    def _enqueue_owner(self, obj: object) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        if isinstance(obj, Object) and "app" in obj.labels:
+            self.queue.add(f"{obj.namespace}/{obj.labels['app']}")
+
+    def reconcile(self, key: str) -> None:
+        namespace, name = key.split("/", 1)
+        app = self.apps.lister().get(namespace, name)
+        want = app.data if app is not None else 0
+        pods = [
+            p
+            for p in self.pods.lister().list({"app": name})
+            if p.namespace == namespace  # the cache is the only thing read
+        ]
+        for _ in range(want - len(pods)):
+            self.server.create(
+                Object(f"{name}-{next(self.names)}", namespace=namespace, labels=_pod_labels(name))
+            )
+            self.created += 1
+        for pod in sorted(pods, key=lambda p: p.name)[: max(0, len(pods) - want)]:
+            try:
+                self.server.delete(pod.namespace, pod.name)
+                self.deleted += 1
+            except NotFound:
+                pass  # someone else was faster: the state we wanted anyway
+
+    def work(self) -> int:
+        """Process every queued key once (one worker); returns how many."""
+        n = 0
+        while len(self.queue):
+            process_next_work_item(self.queue, self.reconcile)
+            n += 1
+        return n
+
+
+@experiment(CHAPTER, "read-after-write", "Reading your own write through the cache")
+def read_after_write() -> list[Claim]:
+    clock = FakeClock()
+    server = ApiServerCore()
+    server.create(Object("web", namespace="default", labels=APP, data=3))
+    apps = SteppedInformer(ServerListerWatcher(server, clock, APP), name="apps")
+    informer_reads = apps.lister()
+    apps.pump()
+    server.update(server.get("default", "web").evolve(data=5))
+    right_after = informer_reads.get("default", "web")
+    apps.pump()
+    later = informer_reads.get("default", "web")
+
+    # The consequence: a controller that reconciles twice before its cache has seen
+    # its own creates creates twice -- and the level-triggered loop then undoes it.
+    server2 = ApiServerCore()
+    server2.create(Object("web", namespace="default", labels=APP, data=3))
+    apps2 = SteppedInformer(ServerListerWatcher(server2, clock, APP), name="apps")
+    pods2 = SteppedInformer(ServerListerWatcher(server2, clock, {"kind": "pod"}), name="pods")
+    controller = _Replicas(server2, apps2, pods2)
+    apps2.pump()
+    pods2.pump()
+    controller.work()  # creates 3 pods; the pods cache has not seen them yet
+    controller.queue.add("default/web")  # another change to the app arrives meanwhile
+    controller.work()  # reads 0 pods from the cache: creates 3 more
+    on_server_then = sum(1 for k in server2.objects if k.startswith("default/web-"))
+    for _ in range(10):  # let the caches catch up and the controller settle
+        apps2.pump()
+        pods2.pump()
+        if not controller.work():
+            break
+    on_server_finally = sum(1 for k in server2.objects if k.startswith("default/web-"))
+    return [
+        equal(
+            "03.read-own-write",
+            "cache read right after writing 3 -> 5",
+            None if right_after is None else right_after.data,
+            3,
+        ),
+        equal(
+            "03.read-later",
+            "cache read once the watch event arrived",
+            None if later is None else later.data,
+            5,
+        ),
+        equal(
+            "03.stale-creates", "pods on the server after two quick reconciles", on_server_then, 6
+        ),
+        equal("03.stale-converges", "pods once the caches caught up", on_server_finally, 3),
+        equal(
+            "03.stale-wasted",
+            "pods created and deleted again",
+            f"{controller.created - 3} created, {controller.deleted} deleted",
+            "3 created, 3 deleted",
+        ),
+    ]
+
+
+@experiment(CHAPTER, "empty-cache", "After a restart the cache is empty, not stale")
+def empty_cache(pods: int = 10) -> list[Claim]:
+    def restart(wait_for_sync: bool) -> tuple[int, int, int]:
+        clock = FakeClock()
+        server = ApiServerCore()
+        server.create(Object("web", namespace="default", labels=APP, data=pods))
+        for i in range(pods):
+            server.create(Object(f"web-{i}", namespace="default", labels=_pod_labels("web")))
+        # The controller process has just restarted: both caches start empty.
+        apps = SteppedInformer(ServerListerWatcher(server, clock, APP), name="apps")
+        pod_informer = SteppedInformer(
+            ServerListerWatcher(server, clock, {"kind": "pod"}), name="pods"
+        )
+        queue: VirtualRateLimitingQueue[str] = VirtualRateLimitingQueue(clock)
+        pod_informer.add_event_handler(
+            ResourceEventHandlerFuncs(add_func=lambda o: queue.add(meta_namespace_key_func(o)))
+        )
+        apps_cached_at_start = len(apps.lister().list())
+
+        def collect_orphan(key: str) -> None:
+            # A garbage collector: a pod whose app does not exist is deleted.
+            pod = pod_informer.lister().get_by_key(key)
+            if pod is None:
+                return
+            if apps.lister().get(pod.namespace, pod.labels["app"]) is None:
+                server.delete(pod.namespace, pod.name)
+
+        pod_informer.pump()  # the pods list arrives first; the apps list is slower
+        if wait_for_sync:
+            while not (apps.has_synced() and pod_informer.has_synced()):
+                apps.pump()
+        while len(queue):
+            process_next_work_item(queue, collect_orphan)
+        apps.pump()
+        pod_informer.pump()
+        survivors = sum(1 for k in server.objects if k.startswith("default/web-"))
+        return apps_cached_at_start, pods - survivors, survivors
+
+    empty_at_start, deleted_no_wait, _ = restart(wait_for_sync=False)
+    _, deleted_waiting, survivors_waiting = restart(wait_for_sync=True)
+    return [
+        equal("03.restart-empty", "apps in the cache right after a restart", empty_at_start, 0),
+        equal(
+            "03.no-wait-deletes",
+            f"healthy pods deleted (of {pods}) when workers do not wait for sync",
+            deleted_no_wait,
+            pods,
+        ),
+        equal(
+            "03.wait-deletes",
+            "healthy pods deleted when workers wait for has_synced",
+            deleted_waiting,
+            0,
+        ),
+        equal("03.wait-survivors", "pods left when workers wait", survivors_waiting, pods),
+    ]
