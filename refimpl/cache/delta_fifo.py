@@ -10,7 +10,6 @@ client-go ``tools/cache/delta_fifo.go``. Refines ``spec/DeltaFIFO.tla``: variabl
 from __future__ import annotations
 
 import logging
-import threading
 from collections import deque
 from collections.abc import Sequence
 
@@ -24,6 +23,7 @@ from refimpl.cache.deltas import (
     TransformFunc,
     tombstone,
 )
+from refimpl.cache.fifo_shell import FIFOShell
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     KeyFunc,
@@ -285,7 +285,7 @@ class DeltaFIFOCore:
         return len(self.queue)
 
 
-class DeltaFIFO:
+class DeltaFIFO(FIFOShell[DeltaFIFOCore]):
     """The thread-safe DeltaFIFO: client-go's API over :class:`DeltaFIFOCore`.
 
     ``pop`` runs ``process`` while holding the FIFO lock, as client-go does: producers
@@ -302,58 +302,15 @@ class DeltaFIFO:
         transformer: TransformFunc | None = None,
         name: str = "DeltaFIFO",
     ) -> None:
-        self.name = name
-        self._core = DeltaFIFOCore(
-            key_func=key_func,
-            known_objects=known_objects,
-            emit_delta_type_replaced=emit_delta_type_replaced,
-            transformer=transformer,
+        super().__init__(
+            DeltaFIFOCore(
+                key_func=key_func,
+                known_objects=known_objects,
+                emit_delta_type_replaced=emit_delta_type_replaced,
+                transformer=transformer,
+            ),
+            name,
         )
-        self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
-        self._waiting = 0
-
-    # Every producer call wakes all poppers, as client-go broadcasts on each enqueue.
-
-    def add(self, obj: object) -> None:
-        with self._lock:
-            try:
-                self._core.add(obj)
-            finally:
-                self._cond.notify_all()
-
-    def update(self, obj: object) -> None:
-        with self._lock:
-            try:
-                self._core.update(obj)
-            finally:
-                self._cond.notify_all()
-
-    def delete(self, obj: object) -> None:
-        with self._lock:
-            try:
-                self._core.delete(obj)
-            finally:
-                self._cond.notify_all()
-
-    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
-        with self._lock:
-            try:
-                self._core.replace(objects, resource_version)
-            finally:
-                self._cond.notify_all()
-
-    def resync(self) -> None:
-        with self._lock:
-            try:
-                self._core.resync()
-            finally:
-                self._cond.notify_all()
-
-    def close(self) -> None:
-        with self._lock:
-            self._core.close()
-            self._cond.notify_all()
 
     def pop(self, process: PopProcessFunc) -> Deltas:
         """Wait for a key, remove it and run ``process(deltas, is_in_initial_list)``
@@ -363,31 +320,10 @@ class DeltaFIFO:
         ``process`` propagates; the key is gone either way (no requeue).
         """
         with self._lock:
-            core = self._core
-            while not core.can_pop():
-                self._waiting += 1
-                try:
-                    self._cond.wait()
-                finally:
-                    self._waiting -= 1
-            _, deltas, is_in_initial_list = core.pop_ready()
+            self._wait_for_items()
+            _, deltas, is_in_initial_list = self._core.pop_ready()
             process(deltas, is_in_initial_list)
             return deltas
-
-    def has_synced(self) -> bool:
-        with self._lock:
-            return self._core.has_synced()
-
-    def is_closed(self) -> bool:
-        with self._lock:
-            return self._core.closed
-
-    @property
-    def transformer(self) -> TransformFunc | None:
-        return self._core.transformer
-
-    def key_of(self, obj: object) -> str:
-        return self._core.key_of(obj)
 
     # -- introspection for tests and the simulator -------------------------------------
 
@@ -396,8 +332,3 @@ class DeltaFIFO:
         with self._lock:
             core = self._core
             return list(core.queue), {k: list(v) for k, v in core.items.items()}
-
-    def waiting_poppers(self) -> int:
-        """How many ``pop`` calls are parked waiting for an item."""
-        with self._lock:
-            return self._waiting

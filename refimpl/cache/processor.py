@@ -30,6 +30,7 @@ import attrs
 
 from refimpl.cache.controller import ResourceEventHandler
 from refimpl.clock import Clock
+from refimpl.meta import Object
 
 __all__ = [
     "MINIMUM_RESYNC_PERIOD",
@@ -41,6 +42,8 @@ __all__ = [
     "SingleFileTracker",
     "UpdateNotification",
     "determine_resync_period",
+    "handler_resync_period",
+    "is_resync_update",
 ]
 
 log = logging.getLogger("refimpl.cache.processor")
@@ -105,6 +108,40 @@ class SingleFileTracker:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)
+
+
+def handler_resync_period(
+    requested: float | None, default: float, check_period: float, started: bool
+) -> tuple[float, float]:
+    """client-go's rules for a new handler's resync period.
+
+    Returns ``(period, check_period)``: the handler's requested period (the informer's
+    default if None, raised to :data:`MINIMUM_RESYNC_PERIOD`) and the informer's check
+    period, which a shorter request lowers before the informer starts; after start the
+    request is raised to the check period instead.
+    """
+    period = default if requested is None else requested
+    if period < 0:
+        raise ValueError(f"resync_period must be >= 0, got {period}")
+    if period > 0:
+        period = max(period, MINIMUM_RESYNC_PERIOD)
+        if period < check_period:
+            if started:
+                log.info("resync period %s raised to the check period %s", period, check_period)
+                period = check_period
+            else:
+                check_period = period
+    return period, check_period
+
+
+def is_resync_update(old: object, new: object) -> bool:
+    """An update that did not change the resourceVersion: a resync, or a relist of an
+    unchanged object (client-go compares RVs whatever the delta type, PR #107507)."""
+    return (
+        isinstance(old, Object)
+        and isinstance(new, Object)
+        and old.resource_version == new.resource_version
+    )
 
 
 def determine_resync_period(desired: float, check: float) -> float:

@@ -10,7 +10,6 @@ client-go ``tools/cache/the_real_fifo.go``. Refines ``spec/RealFIFO.tla``: varia
 from __future__ import annotations
 
 import logging
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
@@ -29,6 +28,7 @@ from refimpl.cache.deltas import (
     TransformFunc,
     tombstone,
 )
+from refimpl.cache.fifo_shell import FIFOShell
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     KeyFunc,
@@ -340,7 +340,7 @@ class RealFIFOCore:
         return len(self.items)
 
 
-class RealFIFO:
+class RealFIFO(FIFOShell[RealFIFOCore]):
     """The thread-safe RealFIFO: client-go's API over :class:`RealFIFOCore`.
 
     ``pop``/``pop_batch`` hold the lock while processing, except when the core allows
@@ -360,74 +360,23 @@ class RealFIFO:
         batch_size: int = DEFAULT_BATCH_SIZE,
         name: str = "RealFIFO",
     ) -> None:
-        self.name = name
-        self._core = RealFIFOCore(
-            key_func=key_func,
-            known_objects=known_objects,
-            transformer=transformer,
-            atomic_events=atomic_events,
-            unlock_while_processing=unlock_while_processing,
-            emit_delta_type_bookmark=emit_delta_type_bookmark,
-            batch_size=batch_size,
+        super().__init__(
+            RealFIFOCore(
+                key_func=key_func,
+                known_objects=known_objects,
+                transformer=transformer,
+                atomic_events=atomic_events,
+                unlock_while_processing=unlock_while_processing,
+                emit_delta_type_bookmark=emit_delta_type_bookmark,
+                batch_size=batch_size,
+            ),
+            name,
         )
-        self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
-        self._waiting = 0
-
-    # Every producer call wakes all poppers, as client-go broadcasts on each append.
-
-    def add(self, obj: object) -> None:
-        with self._lock:
-            try:
-                self._core.add(obj)
-            finally:
-                self._cond.notify_all()
-
-    def update(self, obj: object) -> None:
-        with self._lock:
-            try:
-                self._core.update(obj)
-            finally:
-                self._cond.notify_all()
-
-    def delete(self, obj: object) -> None:
-        with self._lock:
-            try:
-                self._core.delete(obj)
-            finally:
-                self._cond.notify_all()
 
     def bookmark(self, resource_version: str) -> None:
         with self._lock:
             self._core.bookmark(resource_version)
             self._cond.notify_all()
-
-    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
-        with self._lock:
-            try:
-                self._core.replace(objects, resource_version)
-            finally:
-                self._cond.notify_all()
-
-    def resync(self) -> None:
-        with self._lock:
-            try:
-                self._core.resync()
-            finally:
-                self._cond.notify_all()
-
-    def close(self) -> None:
-        with self._lock:
-            self._core.close()
-            self._cond.notify_all()
-
-    def _wait_for_items(self) -> None:
-        while not self._core.can_pop():
-            self._waiting += 1
-            try:
-                self._cond.wait()
-            finally:
-                self._waiting -= 1
 
     def _process(self, run: Callable[[], None], n: int) -> None:
         # Called with the lock held once. The bookkeeping in finish() happens under the
@@ -468,29 +417,9 @@ class RealFIFO:
             else:
                 self._process(lambda: process_batch(deltas, is_in_initial_list), len(deltas))
 
-    def has_synced(self) -> bool:
-        with self._lock:
-            return self._core.has_synced()
-
-    def is_closed(self) -> bool:
-        with self._lock:
-            return self._core.closed
-
-    @property
-    def transformer(self) -> TransformFunc | None:
-        return self._core.transformer
-
-    def key_of(self, obj: object) -> str:
-        return self._core.key_of(obj)
-
     # -- introspection for tests and the simulator -------------------------------------
 
     def snapshot(self) -> list[Delta]:
         """A consistent copy of the queued log."""
         with self._lock:
             return list(self._core.items)
-
-    def waiting_poppers(self) -> int:
-        """How many ``pop``/``pop_batch`` calls are parked waiting for an entry."""
-        with self._lock:
-            return self._waiting

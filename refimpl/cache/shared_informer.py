@@ -34,13 +34,14 @@ from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta, FIFOClosedError, TransformFunc
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import (
-    MINIMUM_RESYNC_PERIOD,
     AddNotification,
     DeleteNotification,
     ProcessorListener,
     SharedProcessor,
     UpdateNotification,
     determine_resync_period,
+    handler_resync_period,
+    is_resync_update,
 )
 from refimpl.cache.real_fifo import RealFIFO
 from refimpl.cache.reflector import Reflector
@@ -268,12 +269,7 @@ class SharedIndexInformer:
 
     def on_update(self, old: object, new: object) -> None:
         # Same resourceVersion: a resync (or a relist of an unchanged object).
-        is_sync = (
-            isinstance(old, Object)
-            and isinstance(new, Object)
-            and old.resource_version == new.resource_version
-        )
-        self.processor.distribute(UpdateNotification(old, new), is_sync)
+        self.processor.distribute(UpdateNotification(old, new), is_resync_update(old, new))
 
     def on_delete(self, obj: object) -> None:
         self.processor.distribute(DeleteNotification(obj), False)
@@ -294,19 +290,15 @@ class SharedIndexInformer:
                 raise InformerStoppedError(
                     f"handler {handler!r} not added: informer {self.name} has stopped"
                 )
-            period = (
-                self.default_event_handler_resync_period if resync_period is None else resync_period
+            period, check_period = handler_resync_period(
+                resync_period,
+                self.default_event_handler_resync_period,
+                self.resync_check_period,
+                self.started,
             )
-            if period < 0:
-                raise ValueError(f"resync_period must be >= 0, got {period}")
-            if period > 0:
-                period = max(period, MINIMUM_RESYNC_PERIOD)
-                if period < self.resync_check_period:
-                    if self.started:
-                        period = self.resync_check_period
-                    else:
-                        self.resync_check_period = period
-                        self.processor.resync_check_period_changed(period)
+            if check_period != self.resync_check_period:
+                self.resync_check_period = check_period
+                self.processor.resync_check_period_changed(check_period)
             listener = ProcessorListener(
                 handler,
                 period,

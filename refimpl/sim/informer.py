@@ -20,13 +20,14 @@ from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import (
-    MINIMUM_RESYNC_PERIOD,
     AddNotification,
     DeleteNotification,
     ProcessorListener,
     SharedProcessor,
     UpdateNotification,
     determine_resync_period,
+    handler_resync_period,
+    is_resync_update,
 )
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector, WaitForEvent, WaitUntil
@@ -303,12 +304,7 @@ class SimInformer:
     def on_update(self, old: object, new: object) -> None:
         if self.on_applied is not None:
             self.on_applied("update", new, old)
-        is_sync = (
-            isinstance(old, Object)
-            and isinstance(new, Object)
-            and old.resource_version == new.resource_version
-        )
-        self.processor.distribute(UpdateNotification(old, new), is_sync)
+        self.processor.distribute(UpdateNotification(old, new), is_resync_update(old, new))
 
     def on_delete(self, obj: object) -> None:
         if self.on_applied is not None:
@@ -324,19 +320,15 @@ class SimInformer:
         ``start`` it first receives ``on_add(obj, True)`` for exactly the cached objects."""
         if self.stopped:
             raise RuntimeError(f"informer {self.name} has stopped")
-        period = (
-            self.default_event_handler_resync_period if resync_period is None else resync_period
+        period, check_period = handler_resync_period(
+            resync_period,
+            self.default_event_handler_resync_period,
+            self.resync_check_period,
+            self.started,
         )
-        if period < 0:
-            raise ValueError(f"resync_period must be >= 0, got {period}")
-        if period > 0:
-            period = max(period, MINIMUM_RESYNC_PERIOD)
-            if period < self.resync_check_period:
-                if self.started:
-                    period = self.resync_check_period
-                else:
-                    self.resync_check_period = period
-                    self.processor.resync_check_period_changed(period)
+        if check_period != self.resync_check_period:
+            self.resync_check_period = check_period
+            self.processor.resync_check_period_changed(check_period)
         listener = ProcessorListener(
             handler,
             period,
