@@ -35,6 +35,7 @@ from refimpl.cache.deltas import (
     oldest,
     tombstone,
 )
+from refimpl.cache.informer_core import InformerCore
 from refimpl.cache.listwatch import (
     ApiServerListerWatcher,
     ListerWatcher,
@@ -106,6 +107,7 @@ __all__ = [
     "IndexFuncError",
     "Indexer",
     "IndexerConflictError",
+    "InformerCore",
     "InformerStoppedError",
     "KeyListerGetter",
     "ListOptions",

@@ -20,8 +20,9 @@ from refimpl.apiserver import ApiServerCore, CoreWatch, ListResult, WatchEvent
 from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta
+from refimpl.cache.informer_core import new_fifo_core
 from refimpl.cache.listwatch import ListOptions, Watch
-from refimpl.cache.real_fifo import RealFIFO
+from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector
 from refimpl.cache.shared_informer import FifoMode, GenericLister
 from refimpl.cache.store import Indexer
@@ -32,21 +33,11 @@ __all__ = ["ServerListerWatcher", "SteppedInformer", "new_fifo", "run_until"]
 
 
 def new_fifo(mode: FifoMode, indexer: Indexer, name: str) -> RealFIFO | DeltaFIFO:
-    """The FIFO an informer of ``mode`` uses (client-go ``newQueueFIFO``), as
-    SharedIndexInformer builds it."""
-    if mode is FifoMode.REAL_ATOMIC:
-        return RealFIFO(
-            key_func=meta_namespace_key_func,
-            atomic_events=True,
-            unlock_while_processing=True,
-            emit_delta_type_bookmark=True,
-            name=f"RealFIFO {name}",
-        )
-    if mode is FifoMode.REAL:
-        return RealFIFO(
-            key_func=meta_namespace_key_func, known_objects=indexer, name=f"RealFIFO {name}"
-        )
-    return DeltaFIFO(known_objects=indexer, emit_delta_type_replaced=True, name=f"DeltaFIFO {name}")
+    """The FIFO an informer of ``mode`` uses (client-go ``newQueueFIFO``), as a shell."""
+    core = new_fifo_core(mode, indexer)
+    if isinstance(core, RealFIFOCore):
+        return RealFIFO.from_core(core, f"RealFIFO {name}")
+    return DeltaFIFO.from_core(core, f"DeltaFIFO {name}")
 
 
 class _FilteredWatch:

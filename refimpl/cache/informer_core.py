@@ -1,0 +1,377 @@
+"""The informer without threads: FIFO choice, one processing step, fan-out, registration.
+
+:class:`InformerCore` owns the indexer, the processor, the chosen FIFO *core* and the
+sync flag; it never blocks, sleeps, reads the wall clock or starts a thread. Ports the
+thread-free part of client-go ``tools/cache/shared_informer.go`` (``sharedIndexInformer``:
+``OnAdd``/``OnUpdate``/``OnDelete``, ``AddEventHandlerWithOptions``, ``HasSynced``) and
+``controller.go`` (``newQueueFIFO``, one ``processLoop`` iteration). Refines
+``spec/Informer.tla``: ``store`` is the indexer, ``queue``/``items``/``synced`` the FIFO,
+``notifications`` the listeners' buffers, ``applied`` what ``on_applied`` reports;
+:meth:`InformerCore.process_next` is the ``Process`` action.
+
+Which FIFO (semantics.md section 0.1): ``FifoMode.REAL_ATOMIC`` is client-go's default
+since v1.36 (RealFIFO with atomic relists/resyncs, unlock-while-processing, bookmarks
+and batch popping); ``FifoMode.REAL`` is v1.33-v1.35 (RealFIFO with the indexer as
+known objects); ``FifoMode.DELTA`` is v1.32 and before (DeltaFIFO with ``Replaced``).
+
+The threaded ``SharedIndexInformer`` and the simulator's ``SimInformer`` both extend it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, Protocol, TypeVar
+
+from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import Delta, TransformFunc
+from refimpl.cache.listwatch import ListerWatcher
+from refimpl.cache.processor import (
+    AddNotification,
+    DeleteNotification,
+    ProcessorListener,
+    SharedProcessor,
+    UpdateNotification,
+    determine_resync_period,
+    handler_resync_period,
+    is_resync_update,
+)
+from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
+from refimpl.cache.reflector import Reflector, ReflectorStore, SteppedReflector
+from refimpl.cache.store import Indexer, IndexFunc
+from refimpl.clock import Clock
+from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
+
+__all__ = [
+    "AppliedKind",
+    "FifoMode",
+    "FifoWriter",
+    "GenericLister",
+    "InformerCore",
+    "InformerStoppedError",
+    "new_fifo_core",
+]
+
+#: What ``process_deltas`` did to the store just before it called the informer.
+AppliedKind = Literal["add", "update", "delete"]
+
+
+#: ``process_deltas`` or ``process_deltas_in_batch``: (handler, store, deltas, initial).
+ProcessFunc = Callable[[ResourceEventHandler, Indexer, Sequence[Delta], bool], None]
+
+
+#: The threaded or the stepped reflector: the same options, different drivers.
+R = TypeVar("R", Reflector, SteppedReflector)
+
+
+class FifoMode(enum.StrEnum):
+    REAL_ATOMIC = "real-atomic"
+    REAL = "real"
+    DELTA = "delta"
+
+
+def new_fifo_core(
+    mode: FifoMode, indexer: Indexer, transform: TransformFunc | None = None
+) -> RealFIFOCore | DeltaFIFOCore:
+    """The FIFO core an informer of ``mode`` uses (client-go ``newQueueFIFO``)."""
+    if mode is FifoMode.REAL_ATOMIC:
+        return RealFIFOCore(
+            key_func=meta_namespace_key_func,
+            transformer=transform,
+            atomic_events=True,
+            unlock_while_processing=True,
+            emit_delta_type_bookmark=True,
+        )
+    if mode is FifoMode.REAL:
+        return RealFIFOCore(
+            key_func=meta_namespace_key_func, known_objects=indexer, transformer=transform
+        )
+    return DeltaFIFOCore(
+        known_objects=indexer, emit_delta_type_replaced=True, transformer=transform
+    )
+
+
+class InformerStoppedError(RuntimeError):
+    """The informer has stopped: no new handlers or indexers."""
+
+
+class GenericLister:
+    """Reads from the informer's indexer only: never a request to the server."""
+
+    def __init__(self, indexer: Indexer) -> None:
+        self._indexer = indexer
+
+    def list(self, selector: Mapping[str, str] | None = None) -> list[Object]:
+        items = [o for o in self._indexer.list() if isinstance(o, Object)]
+        if not selector:
+            return items
+        return [o for o in items if all(o.labels.get(k) == v for k, v in selector.items())]
+
+    def get(self, namespace: str, name: str) -> Object | None:
+        key = f"{namespace}/{name}" if namespace else name
+        obj, exists = self._indexer.get_by_key(key)
+        return obj if exists and isinstance(obj, Object) else None
+
+    def get_by_key(self, key: str) -> Object | None:
+        split_meta_namespace_key(key)  # a malformed key is an error, not a miss
+        obj, exists = self._indexer.get_by_key(key)
+        return obj if exists and isinstance(obj, Object) else None
+
+
+class _FifoProducer(Protocol):
+    """The producer side of a FIFO, core or shell alike."""
+
+    def add(self, obj: object) -> None: ...
+    def update(self, obj: object) -> None: ...
+    def delete(self, obj: object) -> None: ...
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None: ...
+    def resync(self) -> None: ...
+
+
+class FifoWriter:
+    """The FIFO (a core, or a shell around it) as the reflector sees it: re-checks the
+    informer's sync after each write, so ``has_synced`` turns true as soon as the FIFO
+    says so, and tells the informer of each relist and resync (``_after_replace``,
+    ``_after_resync``). Bookmarks reach only a RealFIFO (DeltaFIFO has none)."""
+
+    __slots__ = ("_bookmark", "_fifo", "_informer")
+
+    def __init__(self, fifo: _FifoProducer, informer: InformerCore) -> None:
+        self._fifo = fifo
+        self._informer = informer
+        self._bookmark: Callable[[str], None] | None = (
+            fifo.bookmark if isinstance(fifo, RealFIFO | RealFIFOCore) else None
+        )
+
+    def add(self, obj: object) -> None:
+        self._fifo.add(obj)
+        self._informer._check_synced()
+
+    def update(self, obj: object) -> None:
+        self._fifo.update(obj)
+        self._informer._check_synced()
+
+    def delete(self, obj: object) -> None:
+        self._fifo.delete(obj)
+        self._informer._check_synced()
+
+    def replace(self, objects: Sequence[object], resource_version: str) -> None:
+        self._fifo.replace(objects, resource_version)
+        informer = self._informer
+        informer._after_replace(objects, resource_version)
+        informer._check_synced()
+
+    def resync(self) -> None:
+        self._fifo.resync()
+        self._informer._after_resync()
+
+    def bookmark(self, resource_version: str) -> None:
+        if self._bookmark is not None:
+            self._bookmark(resource_version)
+
+
+class InformerCore:
+    """One list/watch's cache and fan-out, as plain state: client-go's
+    ``sharedIndexInformer`` minus its goroutines and locks.
+
+    ``resync_period`` is the default handler resync period and the initial resync check
+    period (0: never resync). The FIFO core is built here, per ``fifo_mode``; the
+    reflector and whatever drives it belong to the subclass. Subclasses own ``started``
+    and ``stopped`` and may set ``_fifo_has_synced`` to a locked reader of the FIFO.
+
+    Hooks for monitors: ``on_applied(kind, obj, old)`` runs after each store write and
+    before its notification is distributed; ``on_synced()`` runs once, when
+    ``has_synced`` turns true.
+    """
+
+    def __init__(
+        self,
+        lw: ListerWatcher,
+        *,
+        clock: Clock,
+        resync_period: float = 0.0,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        batch: bool = True,
+        transform: TransformFunc | None = None,
+        seed: int | None = None,
+        name: str = "informer",
+        threaded_listeners: bool = False,
+        on_applied: Callable[[AppliedKind, object, object | None], None] | None = None,
+        on_synced: Callable[[], None] | None = None,
+    ) -> None:
+        if resync_period < 0:
+            raise ValueError(f"resync_period must be >= 0, got {resync_period}")
+        self.name = name
+        self.lw = lw
+        self.clock = clock
+        self._seed = seed
+        self.fifo_mode = FifoMode(fifo_mode)
+        #: Pop RealFIFO entries in batches (DeltaFIFO always pops one key).
+        self.batch = batch
+        self.indexer = Indexer(indexers=dict(indexers or {}))
+        self.processor = SharedProcessor(clock, threaded=threaded_listeners)
+        self.default_event_handler_resync_period = resync_period
+        #: The smallest handler resync period; shrinks only before start.
+        self.resync_check_period = resync_period
+        self.fifo_core: RealFIFOCore | DeltaFIFOCore = self._new_fifo_core(transform)
+        #: Reads the FIFO's sync; a threaded subclass points it at the locked shell.
+        self._fifo_has_synced: Callable[[], bool] = self.fifo_core.has_synced
+        self.on_applied = on_applied
+        self.on_synced = on_synced
+        self.started = False
+        self.stopped = False
+        #: The FIFO once reported synced after a write or a processed entry. Monotone.
+        self.synced = False
+        #: Errors from processing that client-go would swallow; kept for tests/tools.
+        self.process_errors: list[BaseException] = []
+
+    def _new_fifo_core(self, transform: TransformFunc | None) -> RealFIFOCore | DeltaFIFOCore:
+        return new_fifo_core(self.fifo_mode, self.indexer, transform)
+
+    def _new_reflector(self, driver: type[R], store: ReflectorStore) -> R:
+        """The reflector feeding ``store`` (a :class:`FifoWriter`), resyncing every
+        ``resync_check_period`` when some listener is due."""
+        return driver(
+            self.lw,
+            store,
+            name=self.name,
+            resync_period=self.resync_check_period,
+            clock=self.clock,
+            seed=self._seed,
+            should_resync=self.processor.should_resync,
+        )
+
+    # -- processing ---------------------------------------------------------------------
+
+    def process_next(
+        self,
+        single: ProcessFunc = process_deltas,
+        batch: ProcessFunc = process_deltas_in_batch,
+    ) -> list[Delta]:
+        """One iteration of client-go's processLoop on the FIFO core: take an entry (a
+        batch for a batching RealFIFO), update the indexer and distribute (``single``
+        for one entry, ``batch`` for more), finish, then re-check sync. Processing
+        errors are recorded and otherwise ignored, as in client-go. Raises
+        ``WouldBlock`` when the FIFO is empty, ``FIFOClosedError`` when it is also
+        closed."""
+        fifo = self.fifo_core
+        if isinstance(fifo, RealFIFOCore):
+            if self.batch:
+                deltas, initial = fifo.take_batch()
+            else:
+                one, initial = fifo.take_one()
+                deltas = [one]
+            try:
+                if len(deltas) == 1:
+                    single(self, self.indexer, deltas, initial)
+                else:
+                    batch(self, self.indexer, deltas, initial)
+            except Exception as err:
+                self.process_errors.append(err)
+            finally:
+                fifo.finish(len(deltas))
+        else:
+            _, deltas, initial = fifo.pop_ready()
+            try:
+                single(self, self.indexer, deltas, initial)
+            except Exception as err:
+                self.process_errors.append(err)
+        self._check_synced()
+        return deltas
+
+    def _check_synced(self) -> None:
+        if self.synced or not self._fifo_has_synced():
+            return
+        self.synced = True
+        for listener in self.processor.snapshot():
+            listener.sync_tracker.upstream_has_synced()
+        if self.on_synced is not None:
+            self.on_synced()
+
+    def _after_replace(self, objects: Sequence[object], resource_version: str) -> None:
+        """Called after each relist reached the FIFO, before sync is re-checked."""
+
+    def _after_resync(self) -> None:
+        """Called after each resync reached the FIFO."""
+
+    # -- the informer is the handler process_deltas calls -------------------------------
+
+    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+        if self.on_applied is not None:
+            self.on_applied("add", obj, None)
+        self.processor.distribute(AddNotification(obj, is_in_initial_list), False)
+
+    def on_update(self, old: object, new: object) -> None:
+        if self.on_applied is not None:
+            self.on_applied("update", new, old)
+        # Same resourceVersion: a resync (or a relist of an unchanged object).
+        self.processor.distribute(UpdateNotification(old, new), is_resync_update(old, new))
+
+    def on_delete(self, obj: object) -> None:
+        if self.on_applied is not None:
+            self.on_applied("delete", obj, None)
+        self.processor.distribute(DeleteNotification(obj), False)
+
+    # -- handlers -----------------------------------------------------------------------
+
+    def _register(
+        self, handler: ResourceEventHandler, resync_period: float | None, name: str
+    ) -> ProcessorListener:
+        """client-go's ``AddEventHandlerWithOptions``: the resync rules, then a listener
+        that, after start, first gets ``on_add(obj, True)`` for exactly the cached
+        objects and inherits the informer's sync. Raises :class:`InformerStoppedError`."""
+        if self.stopped:
+            raise InformerStoppedError(
+                f"handler {handler!r} not added: informer {self.name} has stopped"
+            )
+        period, check_period = handler_resync_period(
+            resync_period,
+            self.default_event_handler_resync_period,
+            self.resync_check_period,
+            self.started,
+        )
+        if check_period != self.resync_check_period:
+            self.resync_check_period = check_period
+            self.processor.resync_check_period_changed(check_period)
+        listener = ProcessorListener(
+            handler,
+            period,
+            determine_resync_period(period, self.resync_check_period),
+            self.clock.now(),
+            name=name,
+        )
+        self._add_listener(listener)
+        if self.started and self.synced:
+            listener.sync_tracker.upstream_has_synced()
+        return listener
+
+    def _add_listener(self, listener: ProcessorListener) -> None:
+        """Add ``listener``; after start, queue the cache to it as initial adds. Must not
+        interleave with processing (a threaded subclass holds its delta lock)."""
+        self.processor.add_listener(listener)
+        if self.started:
+            for obj in self.indexer.list():
+                listener.add(AddNotification(obj, True))
+
+    # -- state --------------------------------------------------------------------------
+
+    def has_synced(self) -> bool:
+        """The FIFO delivered the whole first list to the indexer. Says nothing about
+        handlers (see each listener's ``has_synced``)."""
+        return self.synced
+
+    def get_store(self) -> Indexer:
+        return self.indexer
+
+    def get_indexer(self) -> Indexer:
+        return self.indexer
+
+    def lister(self) -> GenericLister:
+        return GenericLister(self.indexer)
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        if self.stopped:
+            raise InformerStoppedError("indexer was not added: the informer has stopped")
+        self.indexer.add_indexers(indexers)
