@@ -1,0 +1,797 @@
+"""Trace validation: simulator traces (JSON lines) checked by TLC against
+spec/WorkQueue.tla and spec/DeltaFIFO.tla, through spec/trace/<Spec>Trace.tla.
+
+Owns no state and never runs TLC on import: only :func:`validate` does, and it raises
+:class:`~refimpl.tla.runner.TlcUnavailable` without a jar or java. Refines nothing.
+
+The lines of ``Simulator.abstract_state`` (refimpl/sim/simulator.py) are mapped to the
+spec's variables (:func:`map_trace`), written as a module that EXTENDS
+spec/trace/<Spec>Trace.tla with the trace as a constant (:func:`trace_module`), and TLC
+decides whether some behaviour of the spec passes through every line (the technique is
+described in spec/trace/WorkQueueTrace.tla).
+
+The mappings (spec variable = trace field)::
+
+    WorkQueue  queue = queue (head first); dirty, processing = those lists as sets;
+               waiting = keys of waiting; holding["w<j>"] = workers[j][0], or NoItem;
+               shuttingDown, drain, stopped, drainer = the fields of those names if
+               present, else FALSE, FALSE, {}, "idle" -- the simulator's trace has no
+               such fields: it never shuts a live queue down (a crash discards it).
+    DeltaFIFO  queue = the keys of fifo in order; items[k] = k's deltas ([type, key,
+               rv] -> [type, obj |-> [key, rv, dfsu]], "Deleted(DFSU)" = a tombstone);
+               store[k] = store[k], absent = 0; synced = synced.  Needs ``--fifo delta``.
+
+Each code step (the line's ``action``) may take the spec steps of :data:`STEPS`; any
+other code step must leave the mapped variables unchanged. A change of ``generation``
+(a controller crash) restarts from the spec's Init. Model constants are the values the
+trace uses: Keys = every key it mentions, Workers = ``w0 .. w<n-1>``, RVs = every
+resourceVersion. For DeltaFIFO the arguments of producer steps come from the trace too
+(the objects it shows, each line's relist result, the key orders it shows; see
+spec/trace/DeltaFIFOTrace.tla): that narrows Next, so a trace can only be wrongly
+rejected, never wrongly accepted.
+
+Not supported: RealFIFO (the trace shows a ReplacedAll entry as ``[type, rv, count]``,
+not the listed objects that RealFIFO.tla's ``log`` holds) and Informer.tla (the trace
+lacks the server's event history and the handlers' views).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from refimpl.tla.manifest import default_spec_dir
+from refimpl.tla.output import Status, TlcResult
+from refimpl.tla.runner import TlcRun, TlcUnavailable, run_tlc
+from refimpl.tla.values import Fn, ModelValue, Value, format_value
+
+__all__ = [
+    "SPECS",
+    "STEPS",
+    "FailedStep",
+    "TraceCheckError",
+    "TraceLine",
+    "TraceMapping",
+    "TraceResult",
+    "map_trace",
+    "read_trace",
+    "trace_module",
+    "validate",
+]
+
+#: The specs a trace can be checked against.
+SPECS = ("WorkQueue", "DeltaFIFO")
+
+#: WorkQueue's NoItem constant (a model value, so it equals no key).
+NO_ITEM = ModelValue("NoItem")
+
+#: (spec actions, how many spec steps) a code step may take. The count depends on the
+#: mapped state before the step: a clock advance (and a get, which fires due items
+#: first) fires each waiting key at most once. Code steps not listed take no spec step.
+StepRule = tuple[frozenset[str], Callable[[Mapping[str, Value]], int]]
+
+
+def _waiting(state: Mapping[str, Value]) -> int:
+    waiting = state["waiting"]
+    assert isinstance(waiting, frozenset)
+    return len(waiting)
+
+
+STEPS: dict[str, dict[str, StepRule]] = {
+    "WorkQueue": {
+        # A handler's notification enqueues at most one key.
+        "dispatch": (frozenset({"Add"}), lambda s: 1),
+        # get() first fires due delayed adds, then hands out the head.
+        "get": (frozenset({"Ready", "Get"}), lambda s: 1 + _waiting(s)),
+        # process_next_work_item: add_rate_limited (AddAfter; Add if the delay is 0)
+        # on failure, then Done.
+        "done": (frozenset({"Add", "AddAfter", "Done"}), lambda s: 2),
+        "advance": (frozenset({"Ready"}), _waiting),
+    },
+    "DeltaFIFO": {
+        # One reflector step hands one event, one relist or one resync to the FIFO.
+        "reflector": (
+            frozenset({"Add", "Update", "Delete", "Replace", "Resync"}),
+            lambda s: 1,
+        ),
+        # Pop hands out one key's deltas and process_deltas applies them to the store.
+        "pop": (frozenset({"Pop"}), lambda s: 1),
+    },
+}
+
+
+class TraceCheckError(RuntimeError):
+    """TLC ran but reached no verdict (a parse or evaluation error, a timeout)."""
+
+
+@attrs.frozen
+class TraceLine:
+    """One trace line mapped to the spec: the state after the code step, and what the
+    code step may do in spec terms."""
+
+    index: int  # 1-based position in the trace
+    step: int | None  # the simulator's step number
+    action: str
+    desc: str
+    generation: int
+    state: Mapping[str, Value]
+    acts: frozenset[str]
+    budget: int
+    reset: bool
+    #: Spec-specific hints, more fields of the record (DeltaFIFO: ``lists``).
+    hints: Mapping[str, Value] = attrs.field(factory=dict)
+
+    def record(self, state: Value | None = None) -> Fn:
+        """The TLA+ record Trace[index]; ``state`` replaces the state (the generated
+        module names each distinct state once and refers to it)."""
+        return Fn(
+            {
+                "state": Fn(self.state) if state is None else state,
+                "acts": frozenset(self.acts),
+                "budget": self.budget,
+                "reset": self.reset,
+                **self.hints,
+            }
+        )
+
+
+@attrs.frozen
+class TraceMapping:
+    """A whole trace mapped: the lines, Init's mapped state, and the constants to bind.
+
+    ``definitions`` are written into the generated module (name -> value);
+    ``substitutions`` are the cfg's ``CONSTANTS`` lines.
+    """
+
+    spec: str
+    lines: tuple[TraceLine, ...]
+    initial: Mapping[str, Value]
+    definitions: Mapping[str, Value]
+    substitutions: tuple[str, ...]
+
+
+@attrs.frozen
+class FailedStep:
+    """The first trace line no spec behaviour reaches, and the line before it."""
+
+    index: int
+    step: int | None
+    action: str
+    desc: str
+    acts: frozenset[str]
+    budget: int
+    before: Mapping[str, Value]  # mapped state of line index-1 (Init for line 1)
+    after: Mapping[str, Value]  # mapped state of line index
+
+    def changed(self) -> dict[str, tuple[Value, Value]]:
+        """The mapped variables the code step changed: name -> (before, after)."""
+        return {
+            k: (self.before[k], self.after[k])
+            for k in self.after
+            if self.before[k] != self.after[k]
+        }
+
+    def describe(self) -> str:
+        allowed = (
+            f"up to {self.budget} of {', '.join(sorted(self.acts))}"
+            if self.budget and self.acts
+            else "no spec step"
+        )
+        lines = [
+            f"line {self.index} (simulator step {self.step}, {self.action}"
+            + (f": {self.desc}" if self.desc else "")
+            + f") is not reached by {allowed} from "
+            + (f"line {self.index - 1}" if self.index > 1 else "the initial state")
+        ]
+        for name, (old, new) in self.changed().items():
+            if isinstance(old, Fn) and isinstance(new, Fn):
+                # A function (holding, items, store): only the entries that differ.
+                for key in sorted(old.keys() | new.keys(), key=format_value):
+                    if old.get(key) != new.get(key):
+                        lines.append(
+                            f"  {name}[{format_value(key)}]: {_show(old.get(key))} -> "
+                            f"{_show(new.get(key))}"
+                        )
+            else:
+                lines.append(f"  {name}: {format_value(old)} -> {format_value(new)}")
+        return "\n".join(lines)
+
+
+def _show(value: Value | None) -> str:
+    return "(absent)" if value is None else format_value(value)
+
+
+@attrs.frozen
+class TraceResult:
+    """TLC's verdict on a trace."""
+
+    spec: str
+    ok: bool
+    lines: int  # lines in the trace
+    steps_checked: int  # lines matched by a spec behaviour (all of them when ok)
+    failed: FailedStep | None
+    distinct_states: int | None
+    wall_seconds: float
+    tlc: TlcResult
+
+    def summary(self) -> str:
+        head = (
+            f"{self.spec}: trace of {self.lines} lines "
+            + ("is a behaviour of the spec" if self.ok else "REJECTED")
+            + f" ({self.steps_checked} lines matched, {self.distinct_states} TLC states, "
+            f"{self.wall_seconds:.1f}s)"
+        )
+        return head if self.failed is None else head + "\n" + self.failed.describe()
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def read_trace(lines: Iterable[str | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """JSON lines (or already decoded objects) as dicts; blank lines are skipped.
+    Raises ValueError naming the line that is not a JSON object."""
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(lines, 1):
+        if isinstance(line, Mapping):
+            out.append(dict(line))
+            continue
+        if not isinstance(line, str):
+            raise TypeError(f"trace line {n}: expected str or mapping, got {type(line).__name__}")
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"trace line {n}: not JSON ({err}): {line[:80]!r}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"trace line {n}: expected a JSON object, got {line[:80]!r}")
+        out.append(data)
+    return out
+
+
+def _where(n: int, raw: Mapping[str, Any]) -> str:
+    step = raw.get("step")
+    return f"trace line {n}" + (f" (step {step})" if step is not None else "")
+
+
+def _str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what}: expected a string key, got {value!r}")
+    return value
+
+
+def _keys(value: Any, what: str) -> frozenset[Value]:
+    if isinstance(value, Mapping):
+        value = list(value)
+    if not isinstance(value, list):
+        raise ValueError(f"{what}: expected a list of keys, got {value!r}")
+    return frozenset(_str(v, what) for v in value)
+
+
+def _bool(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{what}: expected true or false, got {value!r}")
+    return value
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what}: expected a non-negative integer, got {value!r}")
+    return value
+
+
+# -- the work queue -----------------------------------------------------------------------
+
+
+def _workqueue_state(raw: Mapping[str, Any], where: str) -> dict[str, Value]:
+    missing = [f for f in ("queue", "dirty", "processing", "waiting", "workers") if f not in raw]
+    if missing:
+        raise ValueError(
+            f"{where}: no work queue state (missing {', '.join(missing)}); only scenarios "
+            "with a controller (e.g. replicaset) have a work queue"
+        )
+    queue = raw["queue"]
+    if not isinstance(queue, list):
+        raise ValueError(f"{where}: queue: expected a list, got {queue!r}")
+    workers = raw["workers"]
+    if not isinstance(workers, list):
+        raise ValueError(f"{where}: workers: expected a list, got {workers!r}")
+    holding: dict[Value, Value] = {}
+    for j, w in enumerate(workers):
+        if not isinstance(w, list) or not w:
+            raise ValueError(f"{where}: workers[{j}]: expected [key or null, phase], got {w!r}")
+        holding[f"w{j}"] = NO_ITEM if w[0] is None else _str(w[0], f"{where}: workers[{j}]")
+    drainer = raw.get("drainer", "idle")
+    if drainer not in ("idle", "waiting", "returned"):
+        raise ValueError(f"{where}: drainer: expected idle, waiting or returned, got {drainer!r}")
+    return {
+        "queue": tuple(_str(k, f"{where}: queue") for k in queue),
+        "dirty": _keys(raw["dirty"], f"{where}: dirty"),
+        "processing": _keys(raw["processing"], f"{where}: processing"),
+        "shuttingDown": _bool(raw.get("shuttingDown", False), f"{where}: shuttingDown"),
+        "drain": _bool(raw.get("drain", False), f"{where}: drain"),
+        "holding": Fn(holding),
+        "stopped": _keys(raw.get("stopped", []), f"{where}: stopped"),
+        "waiting": _keys(raw["waiting"], f"{where}: waiting"),
+        "drainer": drainer,
+    }
+
+
+def _workqueue_init(workers: int) -> dict[str, Value]:
+    return {
+        "queue": (),
+        "dirty": frozenset(),
+        "processing": frozenset(),
+        "shuttingDown": False,
+        "drain": False,
+        "holding": Fn({f"w{j}": NO_ITEM for j in range(workers)}),
+        "stopped": frozenset(),
+        "waiting": frozenset(),
+        "drainer": "idle",
+    }
+
+
+def _map_workqueue(raws: Sequence[Mapping[str, Any]]) -> TraceMapping:
+    states = [_workqueue_state(raw, _where(n, raw)) for n, raw in enumerate(raws, 1)]
+    counts = {len(s["holding"]) for s in states if isinstance(s["holding"], Fn)}
+    if len(counts) != 1:
+        raise ValueError(f"the number of workers changes within the trace: {sorted(counts)}")
+    (workers,) = counts
+    keys: set[Value] = set()
+    for s in states:
+        for name in ("dirty", "processing", "waiting"):
+            value = s[name]
+            assert isinstance(value, frozenset)
+            keys |= value
+        queue, holding = s["queue"], s["holding"]
+        assert isinstance(queue, tuple) and isinstance(holding, Fn)
+        keys.update(queue)
+        keys.update(v for v in holding.values() if v != NO_ITEM)
+    initial = _workqueue_init(workers)
+    lines = _lines("WorkQueue", raws, states, initial)
+    return TraceMapping(
+        spec="WorkQueue",
+        lines=lines,
+        initial=initial,
+        definitions={
+            "TraceKeys": frozenset(keys),
+            "TraceWorkers": frozenset(f"w{j}" for j in range(workers)),
+        },
+        substitutions=(
+            "Keys <- TraceKeys",
+            "Workers <- TraceWorkers",
+            "NoItem = NoItem",
+            "TraceIn <- TraceData",
+        ),
+    )
+
+
+# -- the DeltaFIFO ------------------------------------------------------------------------
+
+
+def _obj(key: str, rv: int, dfsu: bool) -> Fn:
+    return Fn({"key": key, "rv": rv, "dfsu": dfsu})
+
+
+_DELTA_TYPES = ("Added", "Updated", "Deleted", "Replaced", "Sync")
+
+
+def _delta(value: Any, key: str, where: str) -> Fn:
+    if (
+        not isinstance(value, list)
+        or len(value) != 3
+        or not isinstance(value[0], str)
+        or not isinstance(value[1], str)
+    ):
+        raise ValueError(f"{where}: expected a delta [type, key, rv], got {value!r}")
+    kind, dkey, rv = value
+    dfsu = kind.endswith("(DFSU)")
+    kind = kind.removesuffix("(DFSU)")
+    if kind not in _DELTA_TYPES or (dfsu and kind != "Deleted"):
+        raise ValueError(f"{where}: delta type {value[0]!r} is not one DeltaFIFO.tla models")
+    if dkey != key:
+        raise ValueError(f"{where}: a delta for {dkey!r} is queued under {key!r}")
+    rv = _int(rv, f"{where}: rv")
+    if rv == 0 and not dfsu:
+        raise ValueError(f"{where}: an object without a resourceVersion: {value!r}")
+    return Fn({"type": kind, "obj": _obj(key, rv, dfsu)})
+
+
+def _fifo_state(raw: Mapping[str, Any], where: str) -> dict[str, Value]:
+    missing = [f for f in ("fifo", "store", "synced") if f not in raw]
+    if missing:
+        raise ValueError(f"{where}: no informer state (missing {', '.join(missing)})")
+    fifo = raw["fifo"]
+    if not isinstance(fifo, list):
+        raise ValueError(f"{where}: fifo: expected a list, got {fifo!r}")
+    queue: list[Value] = []
+    items: dict[Value, Value] = {}
+    for entry in fifo:
+        if (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and isinstance(entry[0], str)
+            and isinstance(entry[1], list)
+        ):
+            key = entry[0]
+            if key in items:
+                raise ValueError(f"{where}: key {key!r} queued twice")
+            if not entry[1]:
+                raise ValueError(f"{where}: key {key!r} queued with no deltas")
+            queue.append(key)
+            items[key] = tuple(_delta(d, key, f"{where}: fifo[{key}]") for d in entry[1])
+        else:
+            raise ValueError(
+                f"{where}: fifo entry {entry!r} is not [key, deltas]: this looks like a "
+                "RealFIFO log; check it against DeltaFIFO by running the simulator with "
+                "--fifo delta (RealFIFO traces are not supported: see refimpl/tla/trace.py)"
+            )
+    store = raw["store"]
+    if not isinstance(store, Mapping):
+        raise ValueError(f"{where}: store: expected an object key -> rv, got {store!r}")
+    stored: dict[Value, Value] = {}
+    for key, rv in store.items():
+        rv = _int(rv, f"{where}: store[{key}]")
+        if rv == 0:
+            raise ValueError(f"{where}: store[{key}]: a stored object without a resourceVersion")
+        stored[key] = rv
+    return {
+        "queue": tuple(queue),
+        "items": Fn(items),
+        "store": Fn(stored),
+        "synced": _bool(raw["synced"], f"{where}: synced"),
+    }
+
+
+_FIFO_INIT: dict[str, Value] = {"queue": (), "items": Fn(), "store": Fn(), "synced": False}
+
+
+def _as_fn(value: Value) -> Fn:
+    assert isinstance(value, Fn)
+    return value
+
+
+def _as_seq(value: Value) -> tuple[Value, ...]:
+    assert isinstance(value, tuple)
+    return value
+
+
+def _fifo_hints(
+    before: Mapping[str, Value], after: Mapping[str, Value]
+) -> tuple[tuple[Value, ...] | None, tuple[Value, ...]]:
+    """What a producer step shows of its choices: the relist result, if Replaced deltas
+    were appended (keys newly queued, in queue order, first), and the order of the keys
+    queued in Go's map order: those a relist newly tombstoned, or all those a resync
+    (or a single event) newly queued."""
+    old_queue, new_queue = _as_seq(before["queue"]), _as_seq(after["queue"])
+    old_items, new_items = _as_fn(before["items"]), _as_fn(after["items"])
+    appended = tuple(k for k in new_queue if k not in old_queue)
+    listed: dict[Value, Value] = {}
+    for key, value in new_items.items():
+        deltas = _as_seq(value)
+        old = _as_seq(old_items[key]) if key in old_items else ()
+        last = _as_fn(deltas[-1])
+        if len(deltas) == len(old) + 1 and deltas[:-1] == old and last["type"] == "Replaced":
+            listed[key] = last["obj"]
+    if not listed:
+        return None, appended
+    first = [listed[k] for k in appended if k in listed]
+    rest = [listed[k] for k in sorted(listed, key=str) if k not in appended]
+    return tuple(first + rest), tuple(k for k in appended if k not in listed)
+
+
+def _map_delta_fifo(raws: Sequence[Mapping[str, Any]]) -> TraceMapping:
+    states = [_fifo_state(raw, _where(n, raw)) for n, raw in enumerate(raws, 1)]
+    keys: set[Value] = set()
+    rvs: set[Value] = set()
+    objs: set[Value] = set()
+    longest = 0
+    for s in states:
+        items, store = _as_fn(s["items"]), _as_fn(s["store"])
+        keys.update(items)
+        keys.update(store)
+        longest = max(longest, sum(len(_as_seq(v)) for v in items.values()))
+        for value in items.values():
+            for d in _as_seq(value):
+                obj = _as_fn(_as_fn(d)["obj"])
+                if obj["rv"] != 0:
+                    rvs.add(obj["rv"])
+                if not obj["dfsu"]:
+                    objs.add(obj)
+        for key, rv in store.items():
+            rvs.add(rv)
+            assert isinstance(key, str) and isinstance(rv, int)
+            objs.add(_obj(key, rv, False))
+    lines: list[TraceLine] = []
+    orders: set[Value] = set()
+    previous: Mapping[str, Value] = _FIFO_INIT
+    for line in _lines("DeltaFIFO", raws, states, _FIFO_INIT):
+        # A relist of nothing is always possible; one of something shows in the line.
+        lists: set[Value] = set()
+        if "Replace" in line.acts:
+            listed, order = _fifo_hints(previous, line.state)
+            lists = {()} if listed is None else {(), listed}
+            if len(order) > 3:  # TraceOrders tries every order of up to 3 keys
+                orders.add(order)
+        lines.append(attrs.evolve(line, hints={"lists": frozenset(lists)}))
+        previous = line.state
+    return TraceMapping(
+        spec="DeltaFIFO",
+        lines=tuple(lines),
+        initial=_FIFO_INIT,
+        definitions={
+            "TraceKeys": frozenset(keys),
+            "TraceRVs": frozenset(rvs) or frozenset({1}),
+            "TraceMaxQueued": longest + 1,
+            "TraceObjData": frozenset(objs),
+            "TraceOrderData": frozenset(orders),
+        },
+        substitutions=(
+            "Keys <- TraceKeys",
+            "RVs <- TraceRVs",
+            "MaxQueued <- TraceMaxQueued",
+            "Orders <- TraceOrders",
+            "ProducerMayRun <- Unbounded",
+            "TraceObjsIn <- TraceObjData",
+            "OrderHintsIn <- TraceOrderData",
+            "TraceIn <- TraceData",
+        ),
+    )
+
+
+# -- both ---------------------------------------------------------------------------------
+
+
+def _lines(
+    spec: str,
+    raws: Sequence[Mapping[str, Any]],
+    states: Sequence[Mapping[str, Value]],
+    initial: Mapping[str, Value],
+) -> tuple[TraceLine, ...]:
+    rules = STEPS[spec]
+    out: list[TraceLine] = []
+    previous = initial
+    generation: int | None = None
+    for n, (raw, state) in enumerate(zip(raws, states, strict=True), 1):
+        where = _where(n, raw)
+        gen = _int(raw.get("generation", 0), f"{where}: generation")
+        action = raw.get("action", "")
+        if not isinstance(action, str):
+            raise ValueError(f"{where}: action: expected a string, got {action!r}")
+        step = raw.get("step")
+        if step is not None:
+            step = _int(step, f"{where}: step")
+        reset = generation is not None and gen != generation
+        acts, budget_of = rules.get(action, (frozenset(), lambda s: 0))
+        budget = 0 if reset else budget_of(previous)
+        out.append(
+            TraceLine(
+                index=n,
+                step=step,
+                action=action,
+                desc=str(raw.get("desc", "")),
+                generation=gen,
+                state=state,
+                acts=acts if budget else frozenset(),
+                budget=budget,
+                reset=reset,
+            )
+        )
+        previous, generation = state, gen
+    return tuple(out)
+
+
+def map_trace(lines: Iterable[str | Mapping[str, Any]], spec: str = "WorkQueue") -> TraceMapping:
+    """Map a simulator trace (JSON lines or decoded dicts) to ``spec``'s variables.
+
+    Raises ValueError for an empty trace, an unknown spec, or a line that lacks what
+    the spec needs or holds what it cannot express (each error names the line).
+    """
+    if spec not in SPECS:
+        raise ValueError(f"unknown spec {spec!r}; trace validation knows {', '.join(SPECS)}")
+    raws = read_trace(lines)
+    if not raws:
+        raise ValueError("the trace is empty")
+    if spec == "WorkQueue":
+        return _map_workqueue(raws)
+    return _map_delta_fifo(raws)
+
+
+_ACTION_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def trace_module(mapping: TraceMapping, name: str | None = None) -> tuple[str, str]:
+    """``(module text, cfg text)`` of the generated model ``name`` (default
+    ``<Spec>TraceRun``): it EXTENDS spec/trace/<Spec>Trace.tla and defines the trace
+    (``TraceData``, one record per line) and the model constants."""
+    name = name if name is not None else f"{mapping.spec}TraceRun"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"not a TLA+ module name: {name!r}")
+    out = [
+        f"{'-' * 4} MODULE {name} {'-' * 4}",
+        f"(* Generated by refimpl/tla/trace.py from a simulator trace of "
+        f"{len(mapping.lines)} lines. *)",
+        f"EXTENDS {mapping.spec}Trace",
+        "",
+    ]
+    for def_name, value in mapping.definitions.items():
+        out.append(f"{def_name} == {format_value(value)}")
+    # Each distinct state once: most code steps leave the mapped state unchanged.
+    names: dict[Fn, str] = {}
+    out.append("")
+    for line in mapping.lines:
+        state = Fn(line.state)
+        if state not in names:
+            names[state] = f"TraceState{len(names) + 1}"
+            out.append(f"{names[state]} == {format_value(state)}")
+    out += ["", "TraceData == <<"]
+    for line in mapping.lines:
+        sep = "," if line.index < len(mapping.lines) else ""
+        label = _ACTION_NAME.sub("?", line.action)
+        record = line.record(ModelValue(names[Fn(line.state)]))
+        out.append(f"    {format_value(record)}{sep}  \\* {line.index}: step {line.step} {label}")
+    out += [">>", "=" * 8, ""]
+    cfg = [
+        "CONSTANTS",
+        *(f"    {s}" for s in mapping.substitutions),
+        "",
+        "INIT TraceInit",
+        "NEXT TraceNext",
+        "",
+        "INVARIANT ReportLine",
+        "",
+        "CHECK_DEADLOCK FALSE",
+        "",
+    ]
+    return "\n".join(out), "\n".join(cfg)
+
+
+# -- running TLC --------------------------------------------------------------------------
+
+_REACHED = re.compile(r'^<<"trace-line", (\d+)>>\s*$', re.MULTILINE)
+
+
+def _verdict(mapping: TraceMapping, run: TlcRun) -> TraceResult:
+    result = run.result
+    reached = [int(m) for m in _REACHED.findall(run.output)]
+    total = len(mapping.lines)
+    if result.status is not Status.PASS or not reached:
+        hint = ""
+        if "StackOverflowError" in run.output:
+            # DeltaFIFO.tla's EnqAll recurses once per delta a relist or resync queues,
+            # and TLC's lazy arguments make that a deep Java stack.
+            hint = (
+                f" (after line {max(reached, default=0)}: a relist or resync this large "
+                "needs a bigger Java stack than TLC's default, e.g. java -Xss16m)"
+            )
+        raise TraceCheckError(
+            f"TLC reached no verdict on the {mapping.spec} trace ({result.status.value}"
+            + (f", {result.violated}" if result.violated else "")
+            + f"){hint}: {result.message or run.output[-2000:]}"
+        )
+    matched = max(reached)
+    failed: FailedStep | None = None
+    if matched < total:
+        line = mapping.lines[matched]  # the first line not reached: index matched + 1
+        failed = FailedStep(
+            index=line.index,
+            step=line.step,
+            action=line.action,
+            desc=line.desc,
+            acts=line.acts,
+            budget=line.budget,
+            before=mapping.initial if matched == 0 else mapping.lines[matched - 1].state,
+            after=line.state,
+        )
+    return TraceResult(
+        spec=mapping.spec,
+        ok=failed is None,
+        lines=total,
+        steps_checked=matched,
+        failed=failed,
+        distinct_states=result.distinct_states,
+        wall_seconds=run.wall_seconds,
+        tlc=result,
+    )
+
+
+def validate(
+    trace_lines: Iterable[str | Mapping[str, Any]],
+    spec: str = "WorkQueue",
+    *,
+    spec_dir: Path | None = None,
+    timeout: float = 300.0,
+    keep: Path | None = None,
+    jar: Path | None = None,
+    java: Path | None = None,
+) -> TraceResult:
+    """Check with TLC that the trace is a behaviour of ``spec`` (see the module doc).
+
+    ``keep`` names a folder to write the generated module and cfg into (kept for
+    inspection); otherwise they live in a temporary folder. Raises ValueError for a
+    trace that does not map (:func:`map_trace`), :class:`TlcUnavailable` without a jar
+    or java, and :class:`TraceCheckError` when TLC ends without a verdict.
+    """
+    mapping = map_trace(trace_lines, spec)
+    spec_dir = spec_dir if spec_dir is not None else default_spec_dir()
+    module_text, cfg_text = trace_module(mapping)
+    name = f"{mapping.spec}TraceRun"
+    with tempfile.TemporaryDirectory(prefix="refimpl-trace-") as tmp:
+        folder = keep if keep is not None else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        module, cfg = folder / f"{name}.tla", folder / f"{name}.cfg"
+        module.write_text(module_text)
+        cfg.write_text(cfg_text)
+        try:
+            run = run_tlc(
+                module,
+                cfg,
+                workers="1",
+                timeout=timeout,
+                jar=jar,
+                java=java,
+                library=[spec_dir, spec_dir / "trace"],
+            )
+        except subprocess.TimeoutExpired as err:
+            raise TraceCheckError(
+                f"TLC did not finish the {mapping.spec} trace in {timeout} s"
+            ) from err
+    return _verdict(mapping, run)
+
+
+# -- command line -------------------------------------------------------------------------
+
+
+def _simulate(scenario: str, seed: int, steps: int, fifo: str) -> list[str]:
+    from refimpl.sim.simulator import Simulator
+
+    out = io.StringIO()
+    Simulator(scenario, seed=seed, fifo_mode=fifo, trace=out).run(steps)
+    return out.getvalue().splitlines()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m refimpl.tla.trace``: validate a trace file, or a fresh simulator run."""
+    parser = argparse.ArgumentParser(
+        prog="python -m refimpl.tla.trace",
+        description="Check a simulator trace against a TLA+ spec with TLC (needs TLA2TOOLS_JAR).",
+    )
+    parser.add_argument("trace", nargs="?", type=Path, help="JSON-lines trace file")
+    parser.add_argument("--spec", choices=SPECS, default="WorkQueue")
+    parser.add_argument("--sim", metavar="SCENARIO", help="run the simulator instead of a file")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--fifo", default=None, help="FIFO mode for --sim (DeltaFIFO: delta)")
+    parser.add_argument("--keep", type=Path, help="folder to keep the generated module in")
+    args = parser.parse_args(argv)
+    if (args.trace is None) == (args.sim is None):
+        parser.error("give a trace file or --sim SCENARIO")
+    if args.sim is not None:
+        fifo = args.fifo or ("delta" if args.spec == "DeltaFIFO" else "real-atomic")
+        lines: list[str] = _simulate(args.sim, args.seed, args.steps, fifo)
+    else:
+        lines = args.trace.read_text().splitlines()
+    try:
+        result = validate(lines, args.spec, keep=args.keep)
+    except TlcUnavailable as exc:
+        print(f"cannot run TLC: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (ValueError, TraceCheckError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
