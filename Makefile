@@ -21,8 +21,8 @@ tour: $(STAMP)
 test: lint typecheck pytest crosshair
 
 lint: $(STAMP)
-	$(BIN)/ruff check refimpl tests benchmarks
-	$(BIN)/ruff format --check refimpl tests benchmarks
+	$(BIN)/ruff check refimpl tests benchmarks adapters proofs
+	$(BIN)/ruff format --check refimpl tests benchmarks adapters proofs
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -35,6 +35,9 @@ crosshair: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/workqueue.py
+	$(BIN)/python benchmarks/informer.py
+	$(BIN)/python benchmarks/sim.py
+	$(BIN)/python benchmarks/conformance.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

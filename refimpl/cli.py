@@ -18,6 +18,9 @@ from refimpl import __version__
 #: Modules that contribute subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES = [
     "refimpl.tour.cli",
+    "refimpl.tla.cli",
+    "refimpl.conformance.cli",
+    "refimpl.sim.cli",
 ]
 
 

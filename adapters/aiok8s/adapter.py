@@ -1,0 +1,444 @@
+"""Driver-protocol adapter for aiok8s (an asyncio port of client-go's workqueue and cache).
+
+    python adapters/aiok8s/adapter.py        (with aiok8s==0.0.2 importable)
+
+Standalone: needs only the standard library and aiok8s, never refimpl. Speaks protocol 1
+(docs/protocol.md) on stdin/stdout. Glue, not semantics:
+
+* one asyncio event loop; after every request the loop is run until no callback is
+  ready, so the delaying queue's waiting loop has done everything the request caused
+  (the protocol's quiescence rule);
+* aiok8s' own ``FakeClock``; times are ``fractions.Fraction`` seconds so deadlines
+  compare exactly, as Go's integer nanoseconds do (aiok8s is unit-agnostic: it adds and
+  compares whatever the clock and the caller give it). Limiter delays (floats) are
+  rounded to whole nanoseconds on the way into the queue;
+* ``get_nowait`` / ``pop_nowait`` run the real blocking ``get``/``pop`` as a task, let the
+  loop settle, and cancel it if it is still waiting ("empty");
+* objects are Kubernetes-style dicts ``{"metadata": {...}}``, which aiok8s' accessors read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from fractions import Fraction
+from typing import Any
+
+from aiok8s.cache import delta_fifo as dfifo
+from aiok8s.cache import fifo as afifo
+from aiok8s.cache import index as aindex
+from aiok8s.cache import store as astore
+from aiok8s.util import clock as aclock
+from aiok8s.workqueue import default_rate_limiters as rl
+from aiok8s.workqueue import delaying_queue, queue, rate_limiting_queue
+
+PROTOCOL = 1
+VERSION = "0.0.2"
+NS = 1_000_000_000
+
+QUEUE = ["add", "get_nowait", "done", "len", "shut_down", "shutting_down"]
+CAPS: dict[str, Any] = {
+    "queue": {"methods": QUEUE},
+    "delaying_queue": {"methods": [*QUEUE, "add_after"]},
+    "rate_limiting_queue": {
+        "methods": [*QUEUE, "add_after", "add_rate_limited", "forget", "num_requeues"],
+        # No fast_slow / with_max_wait / default_item_based in aiok8s; its bucket reads
+        # the wall clock, so it is only offered inside default_controller (whose bucket
+        # of 100 tokens never runs dry within one example).
+        "limiters": ["exponential", "max_of", "default_controller"],
+    },
+    "rate_limiter": {
+        "methods": ["when", "forget", "num_requeues"],
+        "limiters": ["exponential", "max_of", "default_controller"],
+    },
+    "store": {
+        "methods": [
+            "add",
+            "update",
+            "delete",
+            "replace",
+            "get_by_key",
+            "list_keys",
+            "list",
+            "by_index",
+            "index_keys",
+            "list_index_func_values",
+        ],
+        "indexers": ["labels", "namespace"],
+    },
+    "delta_fifo": {
+        "methods": [
+            "add",
+            "update",
+            "delete",
+            "replace",
+            "resync",
+            "pop_nowait",
+            "has_synced",
+            "close",
+            "is_closed",
+            "known_add",
+            "known_delete",
+        ],
+        # aiok8s predates the Replaced delta type: Replace always emits Sync.
+        "option_values": {"emit_delta_type_replaced": [False], "known_objects": [True, False]},
+    },
+}
+
+
+class Refused(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+# ---------------------------------------------------------------------- objects
+
+
+def to_k8s(obj: Any) -> dict[str, Any]:
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        raise Refused("bad_request", f"bad object {obj!r}")
+    return {
+        "metadata": {
+            "name": obj["name"],
+            "namespace": obj.get("namespace", ""),
+            "resourceVersion": obj.get("rv", ""),
+            "labels": dict(obj.get("labels", {})),
+        }
+    }
+
+
+def from_k8s(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, dfifo.DeletedFinalStateUnknown):
+        return {"tombstone": {"key": value.key, "obj": from_k8s(value.obj)}}
+    meta = value["metadata"]
+    return {
+        "namespace": meta.get("namespace") or "",
+        "name": meta["name"],
+        "rv": meta.get("resourceVersion", ""),
+        "labels": dict(sorted((meta.get("labels") or {}).items())),
+    }
+
+
+def key_of(obj: dict[str, Any]) -> str:
+    return astore.meta_namespace_key_func(obj)
+
+
+def labels_index(obj: Any) -> list[str]:
+    labels = obj["metadata"].get("labels") or {}
+    return sorted(f"{k}={v}" for k, v in labels.items())
+
+
+INDEX_FUNCS = {"namespace": aindex.meta_namespace_index_func, "labels": labels_index}
+
+
+# ---------------------------------------------------------------------- limiters
+
+
+def limiter(spec: Any) -> Any:
+    if not isinstance(spec, dict):
+        raise Refused("bad_request", f"bad limiter spec {spec!r}")
+    name = spec.get("name")
+    if name == "exponential":
+        return rl.ItemExponentialFailureRateLimiter(spec["base"], spec["max"])
+    if name == "max_of":
+        return rl._MaxOfRateLimiters(*(limiter(s) for s in spec["limiters"]))
+    if name == "default_controller":
+        return rl.default_controller_rate_limiter()
+    raise Refused("unsupported", f"limiter {name!r} is not in aiok8s")
+
+
+class ExactDelays:
+    """Hands the queue limiter delays as exact Fractions of whole nanoseconds."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def when(self, item: Any) -> Fraction:
+        return Fraction(round(self.inner.when(item) * NS), NS)
+
+    def forget(self, item: Any) -> None:
+        self.inner.forget(item)
+
+    def num_requeues(self, item: Any) -> int:
+        return int(self.inner.num_requeues(item))
+
+
+# ---------------------------------------------------------------------- the adapter
+
+
+def seconds(value: Any) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Refused("bad_request", f"not a duration: {value!r}")
+    return Fraction(round(value * NS), NS)
+
+
+class KnownObjects:
+    """The FIFO's knownObjects, as an aiok8s store (get_by_key returns obj or None)."""
+
+    def __init__(self) -> None:
+        self.store = astore.new_store(astore.meta_namespace_key_func)
+
+
+class Adapter:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        self.instances: dict[str, tuple[str, Any, Any]] = {}
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.clock = aclock.FakeClock(Fraction(0))
+
+    # The loop has settled when no callback is ready to run.
+    async def _settle(self) -> None:
+        for _ in range(10_000):
+            await asyncio.sleep(0)
+            if not self.loop._ready:  # type: ignore[attr-defined]
+                await asyncio.sleep(0)
+                if not self.loop._ready:  # type: ignore[attr-defined]
+                    return
+
+    def run(self, coro: Any) -> Any:
+        async def go() -> Any:
+            try:
+                return await coro
+            finally:
+                await self._settle()
+
+        return self.loop.run_until_complete(go())
+
+    def _track_new_tasks(self, before: set[asyncio.Task[Any]]) -> None:
+        self.tasks |= asyncio.all_tasks(self.loop) - before
+
+    def reset(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        if self.tasks:
+            self.loop.run_until_complete(asyncio.gather(*self.tasks, return_exceptions=True))
+        self.tasks = set()
+        self.instances = {}
+        self.clock = aclock.FakeClock(Fraction(0))
+
+    def create(self, name: str, component: str, options: dict[str, Any]) -> None:
+        async def make() -> tuple[Any, Any]:
+            before = asyncio.all_tasks(self.loop)
+            extra: Any = None
+            if component == "queue":
+                obj: Any = queue.Type(self.clock)
+            elif component == "delaying_queue":
+                obj = delaying_queue._DelayingType(self.clock)
+            elif component == "rate_limiting_queue":
+                inner = limiter(options.get("limiter", {"name": "default_controller"}))
+                obj = rate_limiting_queue._RateLimitingType(ExactDelays(inner), self.clock)
+            elif component == "rate_limiter":
+                obj = limiter(options.get("limiter", {"name": "default_controller"}))
+            elif component == "store":
+                names = options.get("indexers", [])
+                obj = astore.new_indexer(
+                    astore.meta_namespace_key_func,
+                    aindex.Indexers({n: INDEX_FUNCS[n] for n in names}),
+                )
+            elif component == "delta_fifo":
+                if options.get("emit_delta_type_replaced"):
+                    raise Refused("unsupported", "aiok8s has no Replaced delta type")
+                extra = KnownObjects()
+                known = extra.store if options.get("known_objects", True) else None
+                obj = dfifo.DeltaFIFO(astore.meta_namespace_key_func, known)
+            else:
+                raise Refused("unsupported", f"no component {component!r}")
+            self._track_new_tasks(before)
+            return obj, extra
+
+        obj, extra = self.run(make())
+        self.instances[name] = (component, obj, extra)
+
+    async def _nowait(self, coro: Any) -> tuple[bool, Any]:
+        task = asyncio.ensure_future(coro)
+        await self._settle()
+        if task.done():
+            return True, task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return False, None
+
+    def call(self, name: str, method: str, args: dict[str, Any]) -> Any:
+        if name not in self.instances:
+            raise Refused("no_instance", f"no instance {name!r}")
+        component, obj, extra = self.instances[name]
+        if method not in CAPS[component]["methods"]:
+            raise Refused("unsupported", f"{component} has no {method!r}")
+        item = args.get("item")
+
+        async def go() -> Any:
+            if component == "rate_limiter":
+                if method == "when":
+                    return round(obj.when(item) * NS) / NS
+                if method == "forget":
+                    obj.forget(item)
+                    return None
+                return obj.num_requeues(item)
+            if component in ("queue", "delaying_queue", "rate_limiting_queue"):
+                return await self._queue_call(obj, method, args)
+            if component == "store":
+                return await self._store_call(obj, method, args)
+            return await self._fifo_call(obj, extra, method, args)
+
+        return self.run(go())
+
+    async def _queue_call(self, q: Any, method: str, args: dict[str, Any]) -> Any:
+        item = args.get("item")
+        if method == "add":
+            await q.add(item)
+        elif method == "get_nowait":
+            done, value = await self._nowait(q.get())
+            if not done:
+                return {"kind": "empty"}
+            got, shutdown = value
+            return {"kind": "shutdown"} if shutdown else {"kind": "item", "item": got}
+        elif method == "done":
+            await q.done(item)
+        elif method == "len":
+            return len(q)
+        elif method == "shut_down":
+            await q.shut_down()
+        elif method == "shutting_down":
+            return bool(q.shutting_down())
+        elif method == "add_after":
+            await q.add_after(item, seconds(args.get("delay")))
+        elif method == "add_rate_limited":
+            await q.add_rate_limited(item)
+        elif method == "forget":
+            q.forget(item)
+        elif method == "num_requeues":
+            return int(q.num_requeues(item))
+        return None
+
+    async def _store_call(self, s: Any, method: str, args: dict[str, Any]) -> Any:
+        if method in ("add", "update", "delete"):
+            await getattr(s, method)(to_k8s(args.get("obj")))
+        elif method == "replace":
+            await s.replace([to_k8s(o) for o in args.get("objs", [])], args.get("rv", ""))
+        elif method == "get_by_key":
+            found = s.get_by_key(args.get("key"))
+            return {"exists": found is not None, "obj": from_k8s(found)}
+        elif method == "list_keys":
+            return sorted(s.list_keys())
+        elif method == "list":
+            return sorted((from_k8s(o) for o in s.list()), key=_obj_key)
+        elif method == "by_index":
+            found = await s.by_index(args.get("index"), args.get("value"))
+            return sorted((from_k8s(o) for o in found), key=_obj_key)
+        elif method == "index_keys":
+            return sorted(await s.index_keys(args.get("index"), args.get("value")))
+        elif method == "list_index_func_values":
+            return sorted(await s.list_index_func_values(args.get("index")))
+        return None
+
+    async def _fifo_call(self, f: Any, known: Any, method: str, args: dict[str, Any]) -> Any:
+        if method == "known_add":
+            await known.store.update(to_k8s(args.get("obj")))
+        elif method == "known_delete":
+            await known.store.delete(to_k8s(args.get("obj")))
+        elif method in ("add", "update", "delete"):
+            await getattr(f, method)(to_k8s(args.get("obj")))
+        elif method == "replace":
+            await f.replace([to_k8s(o) for o in args.get("objs", [])], args.get("rv", ""))
+        elif method == "resync":
+            await f.resync()
+        elif method == "pop_nowait":
+
+            async def process(_deltas: Any) -> None:
+                return None
+
+            try:
+                done, deltas = await self._nowait(f.pop(process))
+            except afifo.FIFOClosedError:
+                return {"kind": "closed"}
+            if not done:
+                return {"kind": "empty"}
+            return {
+                "kind": "item",
+                "deltas": [{"type": d.type.value, "object": from_k8s(d.object)} for d in deltas],
+            }
+        elif method == "has_synced":
+            return bool(f.has_synced())
+        elif method == "close":
+            await f.close()
+        elif method == "is_closed":
+            return bool(f.is_closed())
+        return None
+
+    def advance(self, value: Any) -> None:
+        step = seconds(value)
+        if step < 0:
+            raise Refused("bad_request", "the clock cannot go backwards")
+        self.run(self.clock.step(step))
+
+    def handle(self, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        if op == "hello":
+            if request.get("protocol") != PROTOCOL:
+                raise Refused("unsupported", "this adapter speaks protocol 1")
+            return {
+                "protocol": PROTOCOL,
+                "name": "aiok8s-adapter",
+                "version": VERSION,
+                "implementation": f"aiok8s {VERSION} (PyPI), Python {sys.version.split()[0]}",
+                "components": CAPS,
+            }
+        if op == "reset":
+            self.reset()
+            return None
+        if op == "create":
+            self.create(
+                str(request.get("instance")),
+                str(request.get("component")),
+                request.get("options") or {},
+            )
+            return None
+        if op == "call":
+            return self.call(
+                str(request.get("instance")), str(request.get("method")), request.get("args") or {}
+            )
+        if op == "advance":
+            self.advance(request.get("seconds"))
+            return None
+        raise Refused("bad_request", f"unknown op {op!r}")
+
+
+def _obj_key(obj: dict[str, Any]) -> str:
+    return f"{obj['namespace']}/{obj['name']}" if obj["namespace"] else obj["name"]
+
+
+def main() -> int:
+    adapter = Adapter()
+    for line in sys.stdin.buffer:
+        request: Any = None
+        try:
+            request = json.loads(line)
+            response = {"id": request.get("id"), "result": adapter.handle(request)}
+        except Refused as exc:
+            response = {"id": _rid(request), "error": {"kind": exc.kind, "message": str(exc)}}
+        except Exception as exc:  # the implementation raised: an observable answer
+            # aiok8s reports errors by raising (KeyError for an unknown index, as
+            # client-go returns an error): those are "invalid_argument"; anything
+            # else is an unexpected exception.
+            refusal = isinstance(exc, (KeyError, ValueError, TypeError))
+            kind = "invalid_argument" if refusal else "exception"
+            response = {
+                "id": _rid(request),
+                "error": {"kind": kind, "message": f"{type(exc).__name__}: {exc}"},
+            }
+        sys.stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def _rid(request: Any) -> Any:
+    return request.get("id") if isinstance(request, dict) else None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

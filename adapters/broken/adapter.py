@@ -1,0 +1,42 @@
+"""A deliberately broken reference, served over the driver protocol.
+
+    python adapters/broken/adapter.py --bug NAME     serve the variant with bug NAME
+    python adapters/broken/adapter.py --list         list the bugs (JSON lines)
+
+Needs refimpl importable (run it with the project's virtualenv). ``refimpl conform``
+must report a disagreement for every bug; tests/test_conformance_broken.py checks it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bugs import BUGS, describe
+
+from refimpl.conformance.driver import Parts, ReferenceDriver
+from refimpl.conformance.reference_adapter import serve
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--bug", choices=sorted(BUGS), help="the bug to build in")
+    group.add_argument("--list", action="store_true", help="list the bugs and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for entry in describe():
+            print(json.dumps(entry))
+        return 0
+    parts = Parts()
+    BUGS[args.bug].apply(parts)
+    driver = ReferenceDriver(parts, name=f"refimpl-broken:{args.bug}")
+    return serve(driver, sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,582 @@
+"""A catalogue of deliberately broken variants of the reference, one bug each.
+
+Each entry names a historical bug or a common porting mistake, the component where a
+short sequence exposes it, and a function that swaps one part of the reference driver
+(:class:`refimpl.conformance.driver.Parts`) for a broken one. ``adapter.py --bug NAME``
+serves the result over the protocol; ``tests/test_conformance_broken.py`` checks that
+``refimpl conform`` catches every entry, and ``benchmarks/conformance.py`` measures how
+fast. Nothing here is used by refimpl itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import Delta, DeltaType, tombstone
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.store import Indexer, ThreadSafeMap
+from refimpl.conformance.driver import (
+    LimiterFactory,
+    Parts,
+    WorkqueueComponent,
+    build_limiter,
+)
+from refimpl.workqueue.backoff import fast_slow_delay
+from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.workqueue.delaying_core import DelayingCore
+from refimpl.workqueue.rate_limiters import (
+    ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter,
+    MaxOfRateLimiter,
+)
+
+__all__ = ["BUGS", "Bug"]
+
+Item = str
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    component: str  # the component whose conformance run should catch it
+    summary: str
+    origin: str
+    apply: Callable[[Parts], None]
+
+
+# --------------------------------------------------------------------------- queue
+
+
+class PushWhileProcessing(QueueCore[Item]):
+    """Add ignores ``processing``: an in-flight item is queued again at once."""
+
+    def add(self, item: Item) -> bool:
+        if self.shutting_down or item in self.dirty:
+            return False
+        self.dirty.add(item)
+        self.queue.push(item)
+        return True
+
+
+class DoneForgetsDirty(QueueCore[Item]):
+    """Done never re-queues an item that was re-added while in flight."""
+
+    def done(self, item: Item) -> tuple[bool, bool]:
+        self.processing.discard(item)
+        self.dirty.discard(item)
+        return False, not self.processing
+
+
+class GetKeepsDirty(QueueCore[Item]):
+    """Get leaves the item in ``dirty``: a later Add is swallowed, Done re-queues it."""
+
+    def get(self) -> tuple[Item | None, bool]:
+        if not self.queue:
+            if self.shutting_down:
+                return None, True
+            raise WouldBlock("empty")
+        item = self.queue.pop()
+        self.processing.add(item)
+        return item, False
+
+
+class DirtyClearedAtDone(QueueCore[Item]):
+    """Get clears ``dirty`` only at Done: an Add while in flight is lost."""
+
+    def get(self) -> tuple[Item | None, bool]:
+        if not self.queue:
+            if self.shutting_down:
+                return None, True
+            raise WouldBlock("empty")
+        item = self.queue.pop()
+        self.processing.add(item)
+        return item, False
+
+    def done(self, item: Item) -> tuple[bool, bool]:
+        self.dirty.discard(item)
+        return super().done(item)
+
+
+class ShutdownDiscards(QueueCore[Item]):
+    """ShutDown throws the queued items away instead of letting workers drain them."""
+
+    def shut_down(self) -> None:
+        super().shut_down()
+        assert isinstance(self.queue, FifoContainer)
+        for item in self.queue:
+            self.dirty.discard(item)
+        self.queue.clear()
+
+
+class LenCountsProcessing(QueueCore[Item]):
+    """Len includes in-flight items."""
+
+    def __len__(self) -> int:
+        return len(self.queue) + len(self.processing)
+
+
+class DoneAfterShutdownDrops(QueueCore[Item]):
+    """Done re-queues through Add, so the shutdown guard drops the re-added item."""
+
+    def done(self, item: Item) -> tuple[bool, bool]:
+        self.processing.discard(item)
+        if item in self.dirty:
+            if self.shutting_down:
+                self.dirty.discard(item)
+                return False, not self.processing
+            self.queue.push(item)
+            return True, False
+        return False, not self.processing
+
+
+# --------------------------------------------------------------------------- delaying
+
+
+class LaterAddAfterWins(DelayingCore[Item]):
+    """A repeated AddAfter replaces the ready time even when it is later."""
+
+    def insert(self, item: Item, ready_at: float) -> bool:
+        if item in self.waiting:
+            del self.waiting[item]
+        return super().insert(item, ready_at)
+
+
+class FiresLate(DelayingCore[Item]):
+    """An entry fires only once the clock is strictly past its ready time."""
+
+    def pop_due(self, now: float) -> list[Item]:
+        return super().pop_due(now - 1)  # one nanosecond early is "not yet"
+
+
+class NoDedupWaiting(DelayingCore[Item]):
+    """Every AddAfter gets its own entry, so one item can fire twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.extra: list[tuple[float, Item]] = []
+
+    def insert(self, item: Item, ready_at: float) -> bool:
+        if item in self.waiting:
+            self.extra.append((ready_at, item))
+            return False
+        return super().insert(item, ready_at)
+
+    def pop_due(self, now: float) -> list[Item]:
+        due = super().pop_due(now)
+        late = sorted(e for e in self.extra if e[0] <= now)
+        self.extra = [e for e in self.extra if e[0] > now]
+        return due + [item for _, item in late]
+
+    def clear(self) -> None:
+        super().clear()
+        self.extra = []
+
+
+class NonPositiveDelayWaits(WorkqueueComponent):
+    """AddAfter with a delay <= 0 goes through the waiting room instead of adding now."""
+
+    def add_after_ns(self, item: Item, delay_ns: int) -> None:
+        if self.q.core.shutting_down:
+            return
+        self.q.waiting.insert(item, self.clock.now() + max(delay_ns, 0))
+
+
+# --------------------------------------------------------------------------- limiters
+
+
+class ForgetKeeps(ItemExponentialFailureRateLimiter[Item]):
+    def forget(self, item: Item) -> None:
+        pass
+
+
+class ForgetKeepsFastSlow(ItemFastSlowRateLimiter[Item]):
+    def forget(self, item: Item) -> None:
+        pass
+
+
+class Uncapped(ItemExponentialFailureRateLimiter[Item]):
+    def when(self, item: Item) -> float:
+        exp = self.num_requeues(item)
+        super().when(item)
+        return float(self.base_delay * 2.0**exp)
+
+
+class FastSlowOffByOne(ItemFastSlowRateLimiter[Item]):
+    def when(self, item: Item) -> float:
+        attempts = self.num_requeues(item) + 1
+        super().when(item)
+        return fast_slow_delay(
+            self.fast_delay, self.slow_delay, self.max_fast_attempts - 1, attempts
+        )
+
+
+class MaxOfFirstOnly(MaxOfRateLimiter[Item]):
+    """Only asks the first limiter (the others' side effects never happen)."""
+
+    def when(self, item: Item) -> float:
+        return self.limiters[0].when(item) if self.limiters else 0.0
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class ReplaceWithoutQueuedTombstones(DeltaFIFOCore):
+    """Replace forgets keys that are only queued (before upstream PR #115620)."""
+
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
+        action = DeltaType.REPLACED if self.emit_delta_type_replaced else DeltaType.SYNC
+        listed: set[str] = set()
+        for obj in objects:
+            listed.add(self.key_of(obj))
+            self._queue_action(action, obj, internal=DeltaType.REPLACED)
+        deletions = 0
+        if self.known_objects is not None:
+            for key in self.known_objects.list_keys():
+                if key in listed:
+                    continue
+                stored, exists = self.known_objects.get_by_key(key)
+                deletions += 1
+                self._queue_action(DeltaType.DELETED, tombstone(key, stored if exists else None))
+        if not self.populated:
+            self.populated = True
+            self.initial_population_count = len(listed) + deletions
+            self._check_synced()
+
+
+class DedupMergesEverything(DeltaFIFOCore):
+    """Any two consecutive deltas of the same type collapse (newest wins)."""
+
+    def _queue_action(
+        self, emitted: DeltaType, obj: object, internal: DeltaType | None = None
+    ) -> None:
+        key = self.key_of(obj)
+        deltas = self.items.get(key)
+        if deltas and deltas[-1].type is emitted and emitted is not DeltaType.DELETED:
+            deltas[-1] = Delta(emitted, obj)
+            return
+        super()._queue_action(emitted, obj, internal)
+
+
+class DeltaFIFODeleteUnknownQueued(DeltaFIFOCore):
+    """Delete queues a Deleted even for a key nobody knows (RealFIFO's rule)."""
+
+    def delete(self, obj: object) -> None:
+        self.populated = True
+        self._check_synced()
+        self._queue_action(DeltaType.DELETED, obj)
+
+
+class ResyncOverQueued(DeltaFIFOCore):
+    """Resync queues Sync even for keys that have queued deltas (a stale store copy
+    lands after a newer event)."""
+
+    def resync(self) -> None:
+        if self.known_objects is None:
+            return
+        for key in self.known_objects.list_keys():
+            obj, exists = self.known_objects.get_by_key(key)
+            if exists:
+                self._queue_action(DeltaType.SYNC, obj)
+
+
+class SyncCountsEntries(DeltaFIFOCore):
+    """The first Replace counts list entries, not distinct keys (before PR #96797):
+    with a duplicate in the list, HasSynced never becomes true."""
+
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
+        first = not self.populated
+        super().replace(objects, resource_version)
+        if first:
+            extra = len(objects) - len({self.key_of(o) for o in objects})
+            self.initial_population_count += extra
+            self.synced = self.initial_population_count == 0
+
+
+class RealFIFODropsUnknownDelete(RealFIFOCore):
+    """RealFIFO drops a delete for a key that is neither queued nor known (DeltaFIFO's
+    rule), so the handler never sees OnDelete for it."""
+
+    def delete(self, obj: object) -> None:
+        key = self.key_of(obj)
+        queued = any(d.type in _KEYED and self.key_of(d) == key for d in self.items)
+        known = self.known_objects is not None and self.known_objects.get_by_key(key)[1]
+        self.populated = True
+        self._check_synced()
+        if queued or known:
+            self._append(DeltaType.DELETED, obj)
+
+
+_KEYED = frozenset(
+    {DeltaType.ADDED, DeltaType.UPDATED, DeltaType.DELETED, DeltaType.REPLACED, DeltaType.SYNC}
+)
+
+
+class KeepsEmptyIndexValues(ThreadSafeMap):
+    """Index values whose key sets became empty stay (before PR #84970: a leak)."""
+
+    def _apply(self, key: str, plan: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> None:
+        for name, old_values, new_values in plan:
+            index = self.indices.setdefault(name, {})
+            for value in old_values:
+                index.get(value, set()).discard(key)
+            for value in new_values:
+                index.setdefault(value, set()).add(key)
+
+
+class UpdateKeepsOldIndexEntries(ThreadSafeMap):
+    """Update files the key under its new index values without removing the old ones."""
+
+    def _apply(self, key: str, plan: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> None:
+        for name, old_values, new_values in plan:
+            index = self.indices.setdefault(name, {})
+            if not new_values:  # deletion still cleans up
+                for value in old_values:
+                    keys = index.get(value)
+                    if keys is not None:
+                        keys.discard(key)
+                        if not keys:
+                            del index[value]
+            for value in new_values:
+                index.setdefault(value, set()).add(key)
+
+
+class ReplaceMerges(ThreadSafeMap):
+    """Replace upserts the new items but keeps the ones missing from the list."""
+
+    def replace(self, items: dict[str, object], resource_version: str) -> None:
+        for key, obj in items.items():
+            self.update(key, obj)
+        self.rv = resource_version
+
+
+def _indexer_with(cls: type[ThreadSafeMap]) -> Callable[..., Indexer]:
+    def make(**kwargs: Any) -> Indexer:
+        indexer = Indexer(**kwargs)
+        indexer._map = cls(kwargs.get("indexers"))
+        return indexer
+
+    return make
+
+
+def _cache(**factories: Callable[..., Any]) -> Callable[[Parts], None]:
+    def apply(parts: Parts) -> None:
+        for name, factory in factories.items():
+            setattr(parts.cache, name, factory)
+
+    return apply
+
+
+def _limiters(**classes: LimiterFactory) -> Callable[[Parts], None]:
+    def apply(parts: Parts) -> None:
+        parts.limiter = partial(build_limiter, classes=classes)
+
+    return apply
+
+
+def _core(cls: Callable[[], QueueCore[Item]]) -> Callable[[Parts], None]:
+    def apply(parts: Parts) -> None:
+        parts.queue_core = cls
+
+    return apply
+
+
+def _waiting(cls: Callable[[], DelayingCore[Item]]) -> Callable[[Parts], None]:
+    def apply(parts: Parts) -> None:
+        parts.delaying_core = cls
+
+    return apply
+
+
+def _component(cls: Callable[..., WorkqueueComponent]) -> Callable[[Parts], None]:
+    def apply(parts: Parts) -> None:
+        parts.workqueue_component = cls
+
+    return apply
+
+
+_ALL: list[Bug] = [
+    Bug(
+        "add-while-processing-pushes",
+        "queue",
+        "Add of an in-flight item queues it at once, so a second worker gets it",
+        "the 'stingy' rule of queue.go (an item is processed by one worker at a time)",
+        _core(PushWhileProcessing),
+    ),
+    Bug(
+        "done-forgets-requeue",
+        "queue",
+        "Done does not re-queue an item that was re-added while in flight (lost update)",
+        "the dirty-while-processing rule of queue.go Done",
+        _core(DoneForgetsDirty),
+    ),
+    Bug(
+        "get-keeps-dirty",
+        "queue",
+        "Get never removes the item from dirty",
+        "queue.go Get deletes from dirty; a port that forgets re-delivers after Done",
+        _core(GetKeepsDirty),
+    ),
+    Bug(
+        "dirty-cleared-at-done",
+        "queue",
+        "Get removes the item from dirty only at Done, so an Add while in flight is lost",
+        "queue.go Get deletes from dirty at hand-out, not at Done",
+        _core(DirtyClearedAtDone),
+    ),
+    Bug(
+        "shutdown-discards-queue",
+        "queue",
+        "ShutDown discards queued items instead of handing them out",
+        "queue.go Get keeps returning queued items after ShutDown",
+        _core(ShutdownDiscards),
+    ),
+    Bug(
+        "len-counts-processing",
+        "queue",
+        "Len counts in-flight items",
+        "queue.go Len is the queue's length only",
+        _core(LenCountsProcessing),
+    ),
+    Bug(
+        "done-after-shutdown-drops",
+        "queue",
+        "Done after ShutDown drops an item re-added while in flight",
+        "queue.go Done bypasses the shutdown guard of Add",
+        _core(DoneAfterShutdownDrops),
+    ),
+    Bug(
+        "later-add-after-wins",
+        "delaying_queue",
+        "a repeated AddAfter replaces the earlier ready time with a later one",
+        "delaying_queue.go insert keeps the earlier time (TestDeduping)",
+        _waiting(LaterAddAfterWins),
+    ),
+    Bug(
+        "fires-late",
+        "delaying_queue",
+        "a delayed item fires only after its ready time, not at it",
+        "delaying_queue.go adds entries whose readyAt is not after now",
+        _waiting(FiresLate),
+    ),
+    Bug(
+        "add-after-no-dedup",
+        "delaying_queue",
+        "every AddAfter of a waiting item fires separately",
+        "delaying_queue.go keeps one waiting entry per item",
+        _waiting(NoDedupWaiting),
+    ),
+    Bug(
+        "non-positive-delay-waits",
+        "delaying_queue",
+        "AddAfter with a delay <= 0 waits for the clock instead of adding at once",
+        "delaying_queue.go AddAfter adds synchronously when duration <= 0",
+        _component(NonPositiveDelayWaits),
+    ),
+    Bug(
+        "forget-does-not-reset",
+        "rate_limiter",
+        "Forget does not clear the per-item failure count",
+        "mistake 3 of semantics.md 1.9 seen from the limiter side",
+        _limiters(exponential=ForgetKeeps, fast_slow=ForgetKeepsFastSlow),
+    ),
+    Bug(
+        "limiter-without-cap",
+        "rate_limiter",
+        "the exponential limiter never applies its maximum delay",
+        "default_rate_limiters.go caps base*2^n at maxDelay",
+        _limiters(exponential=Uncapped),
+    ),
+    Bug(
+        "fast-slow-off-by-one",
+        "rate_limiter",
+        "the fast/slow limiter switches to slow one attempt early",
+        "default_rate_limiters.go: fast while failures <= maxFastAttempts",
+        _limiters(fast_slow=FastSlowOffByOne),
+    ),
+    Bug(
+        "max-of-first-only",
+        "rate_limiter",
+        "MaxOf asks only its first limiter",
+        "default_rate_limiters.go MaxOf calls every limiter and returns the longest",
+        _limiters(max_of=MaxOfFirstOnly),
+    ),
+]
+
+_ALL += [
+    Bug(
+        "replace-no-queued-tombstones",
+        "delta_fifo",
+        "Replace queues no tombstone for a key that is only queued, not yet in the store",
+        "kubernetes PR #115620 (issue #115658): the object stays in the cache forever",
+        _cache(delta_fifo=ReplaceWithoutQueuedTombstones),
+    ),
+    Bug(
+        "dedup-merges-everything",
+        "delta_fifo",
+        "consecutive deltas of the same type are merged, not only a pair of Deleted",
+        "delta_fifo.go dedupDeltas collapses only Deleted+Deleted",
+        _cache(delta_fifo=DedupMergesEverything),
+    ),
+    Bug(
+        "delta-fifo-queues-unknown-delete",
+        "delta_fifo",
+        "DeltaFIFO queues a delete for a key that is neither queued nor known",
+        "delta_fifo.go Delete drops it (RealFIFO forwards it; semantics.md 4.3)",
+        _cache(delta_fifo=DeltaFIFODeleteUnknownQueued),
+    ),
+    Bug(
+        "resync-over-queued",
+        "delta_fifo",
+        "Resync queues a Sync for a key that already has queued deltas",
+        "delta_fifo.go syncKeyLocked skips keys with queued deltas",
+        _cache(delta_fifo=ResyncOverQueued),
+    ),
+    Bug(
+        "sync-counts-entries",
+        "delta_fifo",
+        "the first Replace counts list entries instead of distinct keys",
+        "kubernetes PR #96797: with duplicates HasSynced never became true",
+        _cache(delta_fifo=SyncCountsEntries),
+    ),
+    Bug(
+        "real-fifo-drops-unknown-delete",
+        "real_fifo",
+        "RealFIFO drops a delete for a key it does not know",
+        "the_real_fifo.go Delete never filters (semantics.md 4.2)",
+        _cache(real_fifo=RealFIFODropsUnknownDelete),
+    ),
+    Bug(
+        "index-keeps-empty-values",
+        "store",
+        "an index value whose key set became empty is kept",
+        "kubernetes PR #84970 (issue #84959): memory grew with high-churn index values",
+        _cache(indexer=_indexer_with(KeepsEmptyIndexValues)),
+    ),
+    Bug(
+        "update-keeps-old-index-entries",
+        "store",
+        "Update adds the new index values but leaves the key under the old ones",
+        "thread_safe_store.go updateSingleIndex removes old values first",
+        _cache(indexer=_indexer_with(UpdateKeepsOldIndexEntries)),
+    ),
+    Bug(
+        "replace-merges",
+        "store",
+        "Replace keeps items that are missing from the new list",
+        "thread_safe_store.go Replace swaps the whole map",
+        _cache(indexer=_indexer_with(ReplaceMerges)),
+    ),
+]
+
+BUGS: dict[str, Bug] = {bug.name: bug for bug in _ALL}
+
+
+def describe() -> list[dict[str, Any]]:
+    return [
+        {"name": b.name, "component": b.component, "summary": b.summary, "origin": b.origin}
+        for b in _ALL
+    ]

@@ -1,0 +1,135 @@
+"""How fast ``refimpl conform`` catches each deliberately broken adapter, and how fast
+the protocol runs against the reference adapter.
+
+    python benchmarks/conformance.py [--seeds 5] [--budget 30] [--bug NAME ...]
+
+For every bug in adapters/broken/bugs.py and every seed 1..N: the time until the first
+counterexample was found (not counting shrinking) and the length of the shrunk sequence;
+the table shows medians over the seeds, and how many seeds caught the bug. Then the
+round-trip rate of single requests and the step rate of a whole conformance run against
+the reference adapter. Targets: every variant caught, median < 10 s, shrunk <= 10 ops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from refimpl.conformance.process import AdapterProcess
+from refimpl.conformance.runner import Config, RunContext, run_component
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "adapters" / "broken"
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+
+
+def load_bugs() -> Any:
+    spec = importlib.util.spec_from_file_location("broken_bugs", BROKEN / "bugs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def catch(
+    bug: str, component: str, seed: int, budget: float, shrink_budget: float
+) -> tuple[float | None, int]:
+    """(seconds to the first counterexample or None, shrunk length)."""
+    command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", bug]
+    config = Config(
+        command=command, budget=budget, seed=seed, shrink_budget=shrink_budget, progress=False
+    )
+    ctx = RunContext(config, io.StringIO())
+    try:
+        ctx.start_adapter()
+        result = run_component(ctx, component, budget)
+    finally:
+        ctx.close()
+    if result.failure is None:
+        return None, 0
+    return result.failure.found_after, len(result.failure.steps)
+
+
+def protocol_rate(seconds: float = 2.0) -> float:
+    with AdapterProcess(REFERENCE) as adapter:
+        adapter.request({"op": "hello", "protocol": 1})
+        adapter.request({"op": "create", "instance": "q", "component": "queue"})
+        calls = [
+            {"op": "call", "instance": "q", "method": m, "args": a}
+            for m, a in (("add", {"item": "a"}), ("get_nowait", {}), ("done", {"item": "a"}))
+        ]
+        n = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            adapter.request(calls[n % 3])
+            n += 1
+        return n / (time.perf_counter() - started)
+
+
+def run_rate(budget: float = 4.0) -> float:
+    config = Config(command=REFERENCE, budget=budget, seed=1, progress=False)
+    ctx = RunContext(config, io.StringIO())
+    steps = 0
+    elapsed = 0.0
+    try:
+        ctx.start_adapter()
+        for component in ("queue", "delaying_queue", "rate_limiting_queue"):
+            result = run_component(ctx, component, budget / 3)
+            assert result.failure is None, f"the reference adapter failed on {component}"
+            steps += result.steps
+            elapsed += result.elapsed
+    finally:
+        ctx.close()
+    return steps / elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=30.0)
+    parser.add_argument("--shrink-budget", type=float, default=10.0)
+    parser.add_argument("--bug", action="append", default=[])
+    args = parser.parse_args()
+    bugs = load_bugs().BUGS
+    names = args.bug or list(bugs)
+    header = (
+        f"{'bug':32s} {'component':15s} {'caught':>7s} {'median s':>9s} {'max s':>7s} {'ops':>4s}"
+    )
+    print(header)
+    print("-" * len(header))
+    worst_ok = True
+    for name in names:
+        bug = bugs[name]
+        times: list[float] = []
+        lengths: list[int] = []
+        for seed in range(1, args.seeds + 1):
+            found, length = catch(name, bug.component, seed, args.budget, args.shrink_budget)
+            if found is not None:
+                times.append(found)
+                lengths.append(length)
+        caught = f"{len(times)}/{args.seeds}"
+        med = statistics.median(times) if times else float("nan")
+        top = max(times) if times else float("nan")
+        ops = int(statistics.median(lengths)) if lengths else 0
+        ok = len(times) == args.seeds and med < 10 and ops <= 10
+        worst_ok = worst_ok and ok
+        print(
+            f"{name:32s} {bug.component:15s} {caught:>7s} {med:9.2f} {top:7.2f} {ops:4d}"
+            + ("" if ok else "   <- misses a target")
+        )
+    print()
+    print(f"protocol round trips (reference adapter): {protocol_rate():,.0f} requests/s")
+    print(f"conformance run (Hypothesis + both sides): {run_rate():,.0f} steps/s")
+    print("targets met" if worst_ok else "some targets missed")
+    return 0 if worst_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

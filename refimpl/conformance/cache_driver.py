@@ -1,0 +1,419 @@
+"""The reference side for ``store``, ``delta_fifo`` and ``real_fifo``.
+
+Owns the created instances' cores (:class:`~refimpl.cache.store.ThreadSafeMap` behind an
+:class:`~refimpl.cache.store.Indexer`, :class:`~refimpl.cache.delta_fifo.DeltaFIFOCore`,
+:class:`~refimpl.cache.real_fifo.RealFIFOCore`) and, for the FIFOs, the "known objects"
+store the harness fills with ``known_add``/``known_delete`` (an informer's indexer in
+real use). Never blocks: ``pop_nowait`` answers ``empty`` instead of waiting. Ports
+nothing itself; refines ``spec/DeltaFIFO.tla`` and ``spec/RealFIFO.tla`` through the cores.
+
+Where client-go's order is Go map order (keys that ``replace`` or ``resync`` take from
+the known objects), the entries they queue form a *tie group*: ``pop_nowait`` may hand
+out any member at the head, and the steered reference follows the adapter's choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import (
+    BookmarkInfo,
+    Delta,
+    DeltaType,
+    FIFOClosedError,
+    ReplacedAllInfo,
+    SyncAllInfo,
+)
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.store import Indexer, IndexFunc
+from refimpl.conformance.protocol import COMPONENTS, ProtocolError
+from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
+from refimpl.workqueue.core import WouldBlock
+
+__all__ = [
+    "INDEX_FUNCS",
+    "CacheParts",
+    "DeltaFIFOComponent",
+    "RealFIFOComponent",
+    "StoreComponent",
+    "object_from_json",
+    "to_json",
+]
+
+
+def _labels_index(obj: object) -> list[str]:
+    if not isinstance(obj, Object):
+        raise TypeError(f"cannot index {obj!r}")
+    return sorted(f"{k}={v}" for k, v in obj.labels.items())
+
+
+def _namespace_index(obj: object) -> list[str]:
+    if not isinstance(obj, Object):
+        raise TypeError(f"cannot index {obj!r}")
+    return [obj.namespace]
+
+
+#: The index functions an adapter must know by name (docs/protocol.md).
+INDEX_FUNCS: dict[str, IndexFunc] = {"namespace": _namespace_index, "labels": _labels_index}
+
+
+def object_from_json(value: Any) -> Object:
+    """A protocol object ``{namespace, name, rv, labels}`` as a refimpl Object."""
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise ProtocolError("bad_request", f"an object needs a string 'name': {value!r}")
+    namespace = value.get("namespace", "")
+    rv = value.get("rv", "")
+    labels = value.get("labels", {})
+    if not isinstance(namespace, str) or not isinstance(rv, str) or not isinstance(labels, dict):
+        raise ProtocolError("bad_request", f"malformed object {value!r}")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise ProtocolError("bad_request", f"labels must map strings to strings: {labels!r}")
+    return Object(name=value["name"], namespace=namespace, resource_version=rv, labels=labels)
+
+
+def to_json(value: object) -> Any:
+    """The protocol form of an object, tombstone or RealFIFO payload."""
+    if value is None:
+        return None
+    if isinstance(value, Object):
+        return {
+            "namespace": value.namespace,
+            "name": value.name,
+            "rv": value.resource_version,
+            "labels": dict(sorted(value.labels.items())),
+        }
+    if isinstance(value, DeletedFinalStateUnknown):
+        return {"tombstone": {"key": value.key, "obj": to_json(value.obj)}}
+    if isinstance(value, ReplacedAllInfo):
+        return {
+            "replaced_all": {
+                "rv": value.resource_version,
+                "objects": [to_json(o) for o in value.objects],
+            }
+        }
+    if isinstance(value, SyncAllInfo):
+        return {"sync_all": {}}
+    if isinstance(value, BookmarkInfo):
+        return {"bookmark": {"rv": value.resource_version}}
+    raise TypeError(f"no protocol form for {value!r}")
+
+
+def delta_json(delta: Delta) -> dict[str, Any]:
+    return {"type": str(delta.type), "object": to_json(delta.object)}
+
+
+def _obj(args: dict[str, Any]) -> Object:
+    return object_from_json(args.get("obj"))
+
+
+def _objs(args: dict[str, Any]) -> list[Object]:
+    objs = args.get("objs")
+    if not isinstance(objs, list):
+        raise ProtocolError("bad_request", "'args.objs' must be a list of objects")
+    return [object_from_json(o) for o in objs]
+
+
+def _str(args: dict[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str):
+        raise ProtocolError("bad_request", f"'args.{name}' must be a string, got {value!r}")
+    return value
+
+
+def _sorted_objects(objs: Sequence[object]) -> list[Any]:
+    return [to_json(o) for o in sorted(objs, key=deletion_handling_meta_namespace_key_func)]
+
+
+class CacheParts:
+    """Factories the broken adapters replace (the reference uses the real cores)."""
+
+    def __init__(self) -> None:
+        self.delta_fifo: Callable[..., DeltaFIFOCore] = DeltaFIFOCore
+        self.real_fifo: Callable[..., RealFIFOCore] = RealFIFOCore
+        self.indexer: Callable[..., Indexer] = Indexer
+
+
+class StoreComponent:
+    """client-go ``cache.NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers)``."""
+
+    methods = COMPONENTS["store"]
+
+    def __init__(self, options: dict[str, Any], parts: CacheParts) -> None:
+        names = options.get("indexers", sorted(INDEX_FUNCS))
+        if not isinstance(names, list) or any(n not in INDEX_FUNCS for n in names):
+            raise ProtocolError(
+                "unsupported", f"indexers must be a subset of {sorted(INDEX_FUNCS)}"
+            )
+        self.store = parts.indexer(indexers={n: INDEX_FUNCS[n] for n in names})
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        s = self.store
+        if method == "add":
+            s.add(_obj(args))
+        elif method == "update":
+            s.update(_obj(args))
+        elif method == "delete":
+            s.delete(_obj(args))
+        elif method == "replace":
+            s.replace(_objs(args), str(args.get("rv", "")))
+        elif method == "get_by_key":
+            obj, exists = s.get_by_key(_str(args, "key"))
+            return {"exists": exists, "obj": to_json(obj) if exists else None}
+        elif method == "list_keys":
+            return sorted(s.list_keys())
+        elif method == "list":
+            return _sorted_objects(s.list())
+        elif method == "by_index":
+            return _sorted_objects(s.by_index(_str(args, "index"), _str(args, "value")))
+        elif method == "index_keys":
+            return sorted(s.index_keys(_str(args, "index"), _str(args, "value")))
+        elif method == "list_index_func_values":
+            return sorted(s.list_index_func_values(_str(args, "index")))
+        else:
+            raise ProtocolError("unsupported", f"a store has no method {method!r}")
+        return None
+
+    def after_advance(self) -> None:
+        pass
+
+    def describe(self) -> str:
+        items = ", ".join(
+            f"{k}@{getattr(v, 'resource_version', '?')}" for k, v in sorted(self._items())
+        )
+        return f"items={{{items}}}"
+
+    def _items(self) -> list[tuple[str, object]]:
+        return [(k, self.store.get_by_key(k)[0]) for k in self.store.list_keys()]
+
+
+class _FIFOComponent:
+    """What DeltaFIFO and RealFIFO share: the known-objects fixture and the dispatch."""
+
+    methods: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.known = Indexer()
+        self.group: dict[int, int] = {}  # id(queue entry) -> tie group
+        self._next_group = 0
+
+    def _new_group(self, entries: list[object]) -> None:
+        if len(entries) > 1:
+            self._next_group += 1
+            for entry in entries:
+                self.group[id(entry)] = self._next_group
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        if method not in self.methods:
+            raise ProtocolError("unsupported", f"this FIFO has no method {method!r}")
+        if method == "known_add":
+            self.known.update(_obj(args))
+            return None
+        if method == "known_delete":
+            self.known.delete(_obj(args))
+            return None
+        return getattr(self, "m_" + method)(args, actual)
+
+    def after_advance(self) -> None:
+        pass
+
+    def describe(self) -> str:
+        return ""
+
+
+class DeltaFIFOComponent(_FIFOComponent):
+    """client-go ``NewDeltaFIFOWithOptions`` with the default key function."""
+
+    methods = COMPONENTS["delta_fifo"]
+
+    def __init__(self, options: dict[str, Any], parts: CacheParts) -> None:
+        super().__init__()
+        self.fifo = parts.delta_fifo(
+            known_objects=self.known if options.get("known_objects", True) else None,
+            emit_delta_type_replaced=bool(options.get("emit_delta_type_replaced", True)),
+        )
+        # Keys are str; tie groups are tracked per key, by value (see _mark).
+        self.key_group: dict[str, int] = {}
+
+    def _mark_new_keys(self, before: set[str], deterministic: set[str]) -> None:
+        """Keys appended by the last call, except ``deterministic`` ones, came in Go map
+        order: put them in one tie group."""
+        new = [k for k in self.fifo.queue if k not in before and k not in deterministic]
+        if len(new) > 1:
+            self._next_group += 1
+            for k in new:
+                self.key_group[k] = self._next_group
+
+    def m_add(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.add(_obj(args))
+
+    def m_update(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.update(_obj(args))
+
+    def m_delete(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.delete(_obj(args))
+
+    def m_replace(self, args: dict[str, Any], actual: Any) -> None:
+        objs = _objs(args)
+        before = set(self.fifo.queue)
+        self.fifo.replace(objs, str(args.get("rv", "")))
+        self._mark_new_keys(before, {self.fifo.key_of(o) for o in objs})
+
+    def m_resync(self, args: dict[str, Any], actual: Any) -> None:
+        before = set(self.fifo.queue)
+        self.fifo.resync()
+        self._mark_new_keys(before, set())
+
+    def head_choices(self) -> list[str]:
+        queue = self.fifo.queue
+        if not queue:
+            return []
+        group = self.key_group.get(queue[0])
+        if group is None:
+            return [queue[0]]
+        return [k for k in queue if self.key_group.get(k) == group]
+
+    def m_pop_nowait(self, args: dict[str, Any], actual: Any) -> Any:
+        wanted = _popped_key(actual)
+        choices = self.head_choices()
+        if wanted is not None and wanted in choices[1:]:
+            self.fifo.queue.remove(wanted)
+            self.fifo.queue.appendleft(wanted)
+        try:
+            key, deltas, initial = self.fifo.pop_ready()
+        except WouldBlock:
+            return {"kind": "empty"}
+        except FIFOClosedError:
+            return {"kind": "closed"}
+        self.key_group.pop(key, None)
+        return {"kind": "item", "deltas": [delta_json(d) for d in deltas], "initial": initial}
+
+    def m_has_synced(self, args: dict[str, Any], actual: Any) -> bool:
+        return self.fifo.has_synced()
+
+    def m_close(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.close()
+
+    def m_is_closed(self, args: dict[str, Any], actual: Any) -> bool:
+        return self.fifo.closed
+
+    def describe(self) -> str:
+        shown = []
+        for key in self.fifo.queue:
+            types = ",".join(str(d.type) for d in self.fifo.items[key])
+            shown.append(f"{key}:[{types}]")
+        known = ",".join(sorted(self.known.list_keys()))
+        return f"queue=[{' '.join(shown)}] known={{{known}}}" + (
+            " closed" if self.fifo.closed else ""
+        )
+
+
+def _popped_key(actual: Any) -> str | None:
+    if not isinstance(actual, dict):
+        return None
+    result = actual.get("result")
+    if not isinstance(result, dict) or result.get("kind") != "item":
+        return None
+    deltas = result.get("deltas")
+    if not isinstance(deltas, list) or not deltas or not isinstance(deltas[-1], dict):
+        return None
+    obj = deltas[-1].get("object")
+    if isinstance(obj, dict) and "tombstone" in obj and isinstance(obj["tombstone"], dict):
+        key = obj["tombstone"].get("key")
+        return key if isinstance(key, str) else None
+    if isinstance(obj, dict) and isinstance(obj.get("name"), str):
+        ns = obj.get("namespace") or ""
+        return f"{ns}/{obj['name']}" if ns else str(obj["name"])
+    return None
+
+
+class RealFIFOComponent(_FIFOComponent):
+    """client-go ``NewRealFIFOWithOptions``: atomic (no known objects) or not."""
+
+    methods = COMPONENTS["real_fifo"]
+
+    def __init__(self, options: dict[str, Any], parts: CacheParts) -> None:
+        super().__init__()
+        atomic = bool(options.get("atomic", False))
+        self.fifo = parts.real_fifo(
+            known_objects=None if atomic else self.known, atomic_events=atomic
+        )
+
+    def _mark_new(self, before: int, keep: Callable[[Delta], bool]) -> None:
+        new = list(self.fifo.items)[before:]
+        self._new_group([d for d in new if keep(d)])
+
+    def m_add(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.add(_obj(args))
+
+    def m_update(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.update(_obj(args))
+
+    def m_delete(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.delete(_obj(args))
+
+    def m_replace(self, args: dict[str, Any], actual: Any) -> None:
+        objs = _objs(args)
+        before = len(self.fifo.items)
+        seen = {self.fifo.key_of(d) for d in self.fifo.items if d.type in _KEYED}
+        self.fifo.replace(objs, str(args.get("rv", "")))
+        # Tombstones for known keys never seen in the log come in Go map order.
+        self._mark_new(
+            before,
+            lambda d: d.type is DeltaType.DELETED and self.fifo.key_of(d) not in seen,
+        )
+
+    def m_resync(self, args: dict[str, Any], actual: Any) -> None:
+        before = len(self.fifo.items)
+        self.fifo.resync()
+        self._mark_new(before, lambda d: d.type is DeltaType.SYNC)
+
+    def m_pop_nowait(self, args: dict[str, Any], actual: Any) -> Any:
+        items = self.fifo.items
+        if items and actual is not None and id(items[0]) in self.group:
+            group = self.group[id(items[0])]
+            wanted = actual.get("result", {}).get("deltas") if isinstance(actual, dict) else None
+            for i, entry in enumerate(items):
+                if self.group.get(id(entry)) != group:
+                    continue
+                if wanted == [delta_json(entry)] and i > 0:
+                    del items[i]
+                    items.appendleft(entry)
+                    break
+        try:
+            delta, initial = self.fifo.take_one()
+        except WouldBlock:
+            return {"kind": "empty"}
+        except FIFOClosedError:
+            return {"kind": "closed"}
+        self.fifo.finish(1)
+        self.group.pop(id(delta), None)
+        return {"kind": "item", "deltas": [delta_json(delta)], "initial": initial}
+
+    def m_has_synced(self, args: dict[str, Any], actual: Any) -> bool:
+        return self.fifo.has_synced()
+
+    def m_close(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.close()
+
+    def m_is_closed(self, args: dict[str, Any], actual: Any) -> bool:
+        return self.fifo.closed
+
+    def describe(self) -> str:
+        shown = " ".join(f"{d.type}:{_short(d.object)}" for d in self.fifo.items)
+        known = ",".join(sorted(self.known.list_keys()))
+        return f"log=[{shown}] known={{{known}}}" + (" closed" if self.fifo.closed else "")
+
+
+_KEYED = frozenset(
+    {DeltaType.ADDED, DeltaType.UPDATED, DeltaType.DELETED, DeltaType.REPLACED, DeltaType.SYNC}
+)
+
+
+def _short(obj: object) -> str:
+    if isinstance(obj, Object):
+        return f"{deletion_handling_meta_namespace_key_func(obj)}@{obj.resource_version}"
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return f"DFSU({obj.key})"
+    return type(obj).__name__

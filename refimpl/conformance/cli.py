@@ -1,0 +1,240 @@
+"""``refimpl conform [options] -- COMMAND...``: check an implementation against refimpl.
+
+Exit status: 0 every tested component agrees, 1 a disagreement (or broken invariant),
+2 the adapter failed (crash, hang, garbage, protocol violation), 3 usage error.
+Hypothesis is needed at run time (it is a dev dependency of refimpl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from refimpl.conformance.protocol import COMPONENTS
+from refimpl.conformance.runner import EXIT_USAGE, Config, run
+
+__all__ = ["main", "register"]
+
+EPILOG = """\
+exit status: 0 pass, 1 disagreement, 2 adapter failure, 3 usage error.
+examples:
+  refimpl conform -- python -m refimpl.conformance.reference_adapter
+  refimpl conform --component queue --budget 10 --seed 1 -- ./my-adapter
+  refimpl conform --replay trace.jsonl -- ./my-adapter
+The protocol an adapter speaks is described in docs/protocol.md.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--component",
+        action="append",
+        default=[],
+        choices=list(COMPONENTS),
+        metavar="NAME",
+        help=f"component to test (repeatable; default: all the adapter offers): "
+        f"{', '.join(COMPONENTS)}",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time to search for a disagreement, split over the components (default 60)",
+    )
+    parser.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="time to shrink a failure once found (default 30)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default random)")
+    parser.add_argument(
+        "--max-examples",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="stop a component after N examples even within budget",
+    )
+    parser.add_argument(
+        "--steps", type=int, default=30, metavar="N", help="operations per example (default 30)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="longest wait for one response before the adapter counts as hung (default 5)",
+    )
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="longest wait for the handshake answer (default 20)",
+    )
+    parser.add_argument(
+        "--misuse",
+        action="store_true",
+        help="also generate contract violations with defined client-go outcomes "
+        "(done() of items not handed out)",
+    )
+    parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
+    parser.add_argument(
+        "--quick-shrink",
+        action="store_true",
+        help="skip Hypothesis' shrinking, only drop steps by replaying (faster, coarser)",
+    )
+    parser.add_argument(
+        "--keep-going", action="store_true", help="test every component even after a failure"
+    )
+    parser.add_argument(
+        "--restart-each",
+        action="store_true",
+        help="restart the adapter for every example instead of sending 'reset'",
+    )
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument("--progress", dest="progress", action="store_true", default=None)
+    progress.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="fix a create option for every example, e.g. known_objects=false (repeatable)",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="METHOD",
+        help="never generate METHOD, to look past a difference already known (repeatable)",
+    )
+    parser.add_argument("--save", metavar="FILE", help="write the failing trace to FILE")
+    parser.add_argument(
+        "--log", metavar="FILE", help="write every protocol line sent (>) and received (<)"
+    )
+    parser.add_argument(
+        "--replay", metavar="FILE", help="replay a saved trace instead of generating examples"
+    )
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND...",
+        help="the adapter to start (after --)",
+    )
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "conform",
+        help="check another implementation against refimpl through an adapter process",
+        description=(
+            "Start an adapter (a program speaking the JSON-lines driver protocol of "
+            "docs/protocol.md), send it and the in-process reference the same generated "
+            "operations, and report the first disagreement as a shrunk, replayable sequence."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    _usage_errors_exit_3(parser)
+    parser.set_defaults(func=execute)
+
+
+def _usage_errors_exit_3(parser: argparse.ArgumentParser) -> None:
+    """argparse exits 2 on a usage error; 2 means "adapter failure" here."""
+
+    def error(message: str) -> Any:
+        parser.print_usage(sys.stderr)
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {message}\n")
+
+    parser.error = error  # type: ignore[method-assign]
+
+
+def config_from_args(args: argparse.Namespace) -> Config | str:
+    """A :class:`Config`, or the usage error to print."""
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        return "no adapter command: put it after --, e.g. -- python my_adapter.py"
+    for name, value in (
+        ("--budget", args.budget),
+        ("--shrink-budget", args.shrink_budget),
+        ("--timeout", args.timeout),
+        ("--startup-timeout", args.startup_timeout),
+    ):
+        if not value > 0:
+            return f"{name} must be > 0, got {value}"
+    if args.max_examples < 1 or args.steps < 1:
+        return "--max-examples and --steps must be >= 1"
+    options: dict[str, Any] = {}
+    for text in args.option:
+        name, sep, value = text.partition("=")
+        try:
+            options[name] = json.loads(value)
+        except ValueError:
+            return f"--option {text!r}: the value must be JSON (e.g. known_objects=false)"
+        if not sep or not name:
+            return f"--option {text!r}: expected NAME=JSON"
+    return Config(
+        command=command,
+        components=list(dict.fromkeys(args.component)),
+        budget=args.budget,
+        shrink_budget=args.shrink_budget,
+        seed=args.seed,
+        max_examples=args.max_examples,
+        steps=args.steps,
+        timeout=args.timeout,
+        startup_timeout=args.startup_timeout,
+        misuse=args.misuse,
+        shrink=not args.no_shrink,
+        quick_shrink=args.quick_shrink,
+        keep_going=args.keep_going,
+        restart_each=args.restart_each,
+        progress=args.progress,
+        save=args.save,
+        replay=args.replay,
+        options=options,
+        log=args.log,
+        skip=list(args.skip),
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    if isinstance(config, str):
+        print(f"refimpl conform: {config}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        print(
+            "refimpl conform: needs Hypothesis (pip install hypothesis, or refimpl[dev])",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return run(config)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``conform`` on its own (``python -m refimpl.conformance.cli ...``)."""
+    parser = argparse.ArgumentParser(
+        prog="refimpl conform", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_arguments(parser)
+    _usage_errors_exit_3(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return execute(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

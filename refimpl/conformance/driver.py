@@ -1,0 +1,495 @@
+"""The reference side of the protocol: requests carried out on refimpl's cores.
+
+Owns one :class:`~refimpl.clock.FakeClock` (in integer nanoseconds, as Go's Duration
+counts, so sums of delays are exact) and the instances created since the last
+``reset``. Never blocks or reads the wall clock: delayed adds fire inside ``advance``,
+which is what the protocol asks every adapter to guarantee before it answers. Ports no
+client-go file itself; it composes the cores that port ``util/workqueue`` (``QueueCore``,
+``DelayingCore``, the rate limiters, as :class:`~refimpl.workqueue.virtual.VirtualRateLimitingQueue`
+does) and refines ``spec/WorkQueue.tla`` through them.
+
+The harness runs it in-process and *steers* it where client-go leaves a choice open:
+items that become ready at the same instant in one ``advance`` may be queued in any
+order (Go's heap does not order equal deadlines), so a ``get_nowait`` may answer any
+of them; the reference then follows the adapter's choice. The reference adapter process
+(:mod:`refimpl.conformance.reference_adapter`) runs the same driver unsteered.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from refimpl import __version__
+from refimpl.clock import Clock, FakeClock
+from refimpl.conformance.cache_driver import (
+    INDEX_FUNCS,
+    CacheParts,
+    DeltaFIFOComponent,
+    RealFIFOComponent,
+    StoreComponent,
+)
+from refimpl.conformance.protocol import (
+    COMPONENTS,
+    LIMITERS,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    error_response,
+    ok_response,
+    seconds_to_ns,
+)
+from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.workqueue.delaying_core import DelayingCore
+from refimpl.workqueue.rate_limiters import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    WithMaxWaitRateLimiter,
+)
+from refimpl.workqueue.virtual import VirtualRateLimitingQueue
+
+__all__ = [
+    "Component",
+    "Parts",
+    "RateLimiterComponent",
+    "ReferenceDriver",
+    "SecondsClock",
+    "WorkqueueComponent",
+    "build_limiter",
+    "get_result",
+]
+
+T = TypeVar("T", bound=Hashable)
+Item = str
+NS = 1_000_000_000
+
+
+class SecondsClock:
+    """A read-only view of a nanosecond :class:`FakeClock` in seconds (for the bucket
+    limiter, whose arithmetic is in seconds)."""
+
+    def __init__(self, ns_clock: FakeClock) -> None:
+        self._ns = ns_clock
+
+    def now(self) -> float:
+        return self._ns.now() / NS
+
+    def wait_until(self, cond: threading.Condition, deadline: float | None) -> None:
+        raise NotImplementedError("the conformance driver never waits")
+
+    def sleep(self, seconds: float) -> None:
+        raise NotImplementedError("the conformance driver never sleeps")
+
+
+def _number(spec: dict[str, Any], key: str, limiter: str) -> float:
+    value = spec.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProtocolError("bad_request", f"limiter {limiter!r} needs a number {key!r}")
+    return float(value)
+
+
+def _integer(spec: dict[str, Any], key: str, limiter: str) -> int:
+    value = spec.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError("bad_request", f"limiter {limiter!r} needs an integer {key!r}")
+    return value
+
+
+def _seconds(spec: dict[str, Any], key: str, limiter: str) -> float:
+    # Round to whole nanoseconds first, as a Go adapter must.
+    return seconds_to_ns(_number(spec, key, limiter), f"{limiter}.{key}") / NS
+
+
+#: The classes :func:`build_limiter` instantiates (the broken adapters swap some).
+LimiterFactory = Callable[..., RateLimiter[Item]]
+LIMITER_CLASSES: dict[str, LimiterFactory] = {
+    "exponential": ItemExponentialFailureRateLimiter,
+    "fast_slow": ItemFastSlowRateLimiter,
+    "bucket": BucketRateLimiter,
+    "max_of": MaxOfRateLimiter,
+    "with_max_wait": WithMaxWaitRateLimiter,
+}
+
+
+def build_limiter(
+    spec: Any, clock: Clock, classes: dict[str, LimiterFactory] | None = None
+) -> RateLimiter[Item]:
+    """A rate limiter from a protocol limiter spec (see docs/protocol.md).
+
+    Structural mistakes raise ``ProtocolError("bad_request")``; values the limiter
+    itself refuses raise ValueError (answered as ``invalid_argument``).
+    """
+    k = LIMITER_CLASSES if classes is None else {**LIMITER_CLASSES, **classes}
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ProtocolError("bad_request", f"a limiter spec is an object with a 'name': {spec!r}")
+    name = spec["name"]
+    if name not in LIMITERS:
+        raise ProtocolError("unsupported", f"unknown limiter {name!r}")
+    if name == "exponential":
+        return k["exponential"](_seconds(spec, "base", name), _seconds(spec, "max", name))
+    if name == "fast_slow":
+        return k["fast_slow"](
+            _seconds(spec, "fast", name),
+            _seconds(spec, "slow", name),
+            _integer(spec, "max_fast", name),
+        )
+    if name == "bucket":
+        return k["bucket"](_number(spec, "qps", name), _integer(spec, "burst", name), clock=clock)
+    if name == "max_of":
+        children = spec.get("limiters")
+        if not isinstance(children, list):
+            raise ProtocolError("bad_request", "limiter 'max_of' needs a list 'limiters'")
+        return k["max_of"](*(build_limiter(c, clock, classes) for c in children))
+    if name == "with_max_wait":
+        return k["with_max_wait"](
+            build_limiter(spec.get("limiter"), clock, classes), _seconds(spec, "max", name)
+        )
+    if name == "default_controller":
+        return k["max_of"](k["exponential"](0.005, 1000.0), k["bucket"](10.0, 100, clock=clock))
+    return k["exponential"](0.001, 1000.0)  # default_item_based
+
+
+def _item(args: dict[str, Any]) -> Item:
+    item = args.get("item")
+    if not isinstance(item, str):
+        raise ProtocolError("bad_request", f"'args.item' must be a string, got {item!r}")
+    return item
+
+
+def get_result(item: Item | None, shutdown: bool) -> dict[str, Any]:
+    """The ``get_nowait`` answer for a client-go ``Get()`` return value."""
+    if shutdown:
+        return {"kind": "shutdown"}
+    return {"kind": "item", "item": item}
+
+
+class Component(Protocol):
+    """One created instance. ``call`` carries out a method; ``actual`` is the adapter's
+    response when the harness steers (None when serving as an adapter)."""
+
+    methods: tuple[str, ...] = ()
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        raise NotImplementedError
+
+    def after_advance(self) -> None:
+        """Time moved: do what client-go's background loops would have done by now."""
+        return None
+
+    def describe(self) -> str:
+        """The reference's internal state, for reports (not part of the protocol)."""
+        return ""
+
+
+@dataclass
+class Parts:
+    """The pieces the driver is built from; the broken adapters swap some of them."""
+
+    queue_core: Callable[[], QueueCore[Item]] = QueueCore
+    delaying_core: Callable[[], DelayingCore[Item]] = DelayingCore
+    limiter: Callable[[Any, Clock], RateLimiter[Item]] = build_limiter
+    workqueue_component: Callable[..., WorkqueueComponent] = field(
+        default_factory=lambda: WorkqueueComponent
+    )
+    cache: CacheParts = field(default_factory=CacheParts)
+
+
+class WorkqueueComponent(Component):
+    """``queue``, ``delaying_queue`` and ``rate_limiting_queue`` on one composition."""
+
+    def __init__(
+        self,
+        component: str,
+        clock: FakeClock,
+        limiter: RateLimiter[Item] | None,
+        parts: Parts,
+    ) -> None:
+        self.methods = COMPONENTS[component]
+        self.clock = clock  # nanoseconds
+        self.q = VirtualRateLimitingQueue[Item](clock, rate_limiter=limiter)
+        self.q.core = parts.queue_core()
+        self.q.waiting = parts.delaying_core()
+        self.limiter = limiter
+        #: Queued item -> tie group: items that became ready at the same instant in one
+        #: advance and were queued together. Their relative order is unspecified in
+        #: client-go, so get_nowait may hand out any member at the head.
+        self.tie_group: dict[Item, int] = {}
+        self._next_group = 0
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        if method not in self.methods:
+            raise ProtocolError("unsupported", f"this component has no method {method!r}")
+        handler = getattr(self, "m_" + method)
+        return handler(args, actual)
+
+    def describe(self) -> str:
+        core = self.q.core
+        now = self.clock.now()
+        parts = [
+            f"queue=[{', '.join(core.queue)}]",
+            f"dirty={{{', '.join(sorted(core.dirty))}}}",
+            f"processing={{{', '.join(sorted(core.processing))}}}",
+        ]
+        if self.methods != COMPONENTS["queue"]:
+            waiting = sorted(self.q.waiting.waiting.items(), key=lambda kv: kv[1])
+            shown = ", ".join(f"{item} in {(at - now) / NS:g}s" for item, (at, _) in waiting)
+            parts.append(f"waiting={{{shown}}}")
+        if core.shutting_down:
+            parts.append("shutting down")
+        if self.limiter is not None:
+            counts = {x: self.limiter.num_requeues(x) for x in ("a", "b", "c")}
+            parts.append("requeues=" + ",".join(f"{k}:{v}" for k, v in counts.items() if v))
+        return " ".join(p for p in parts if not p.endswith("="))
+
+    # -- queue
+    def m_add(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        self.q.core.add(_item(args))
+
+    def head_choices(self) -> list[Item]:
+        """Items a correct implementation may hand out next (the head's tie group)."""
+        queue = self.q.core.queue
+        if len(queue) == 0:
+            return []
+        head = next(iter(queue))
+        group = self.tie_group.get(head)
+        if group is None:
+            return [head]
+        return [x for x in queue if self.tie_group.get(x) == group]
+
+    def m_get_nowait(self, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        wanted = _chosen_item(actual)
+        choices = self.head_choices()
+        if wanted is not None and wanted in choices and wanted != choices[0]:
+            queue = self.q.core.queue
+            assert isinstance(queue, FifoContainer)
+            queue.remove(wanted)
+            queue.appendleft(wanted)
+        try:
+            item, shutdown = self.q.core.get()
+        except WouldBlock:
+            return {"kind": "empty"}
+        if item is not None:
+            self.tie_group.pop(item, None)
+        return get_result(item, shutdown)
+
+    def m_done(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        self.q.core.done(_item(args))
+
+    def m_len(self, args: dict[str, Any], actual: dict[str, Any] | None) -> int:
+        return len(self.q.core)
+
+    def m_shut_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        self.q.shut_down()
+
+    def m_shutting_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> bool:
+        return self.q.core.shutting_down
+
+    # -- delaying
+    def m_add_after(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        item = _item(args)
+        self.add_after_ns(item, seconds_to_ns(args.get("delay"), "args.delay"))
+
+    def add_after_ns(self, item: Item, delay_ns: int) -> None:
+        self.q.add_after(item, float(delay_ns))
+
+    def after_advance(self) -> None:
+        core = self.q.core
+        if core.shutting_down:
+            return
+        ready_at = dict(self.q.waiting.waiting)
+        due = self.q.waiting.pop_due(self.clock.now())
+        run: list[Item] = []
+        run_time: float | None = None
+        for item in due:
+            if not core.add(item):
+                continue
+            when = ready_at[item][0]
+            if when != run_time:
+                self._close_run(run)
+                run, run_time = [], when
+            run.append(item)
+        self._close_run(run)
+
+    def _close_run(self, run: list[Item]) -> None:
+        if len(run) > 1:
+            self._next_group += 1
+            for item in run:
+                self.tie_group[item] = self._next_group
+
+    # -- rate limiting
+    def _limiter(self) -> RateLimiter[Item]:
+        if self.limiter is None:
+            raise ProtocolError("unsupported", "this instance has no rate limiter")
+        return self.limiter
+
+    def m_add_rate_limited(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        item = _item(args)
+        delay = self._limiter().when(item)
+        self.add_after_ns(item, seconds_to_ns(delay, "when()"))
+
+    def m_forget(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        self._limiter().forget(_item(args))
+
+    def m_num_requeues(self, args: dict[str, Any], actual: dict[str, Any] | None) -> int:
+        return self._limiter().num_requeues(_item(args))
+
+
+def _chosen_item(actual: dict[str, Any] | None) -> Item | None:
+    if actual is None:
+        return None
+    result = actual.get("result")
+    if isinstance(result, dict) and result.get("kind") == "item":
+        item = result.get("item")
+        return item if isinstance(item, str) else None
+    return None
+
+
+class RateLimiterComponent(Component):
+    """A bare rate limiter: ``when``, ``forget``, ``num_requeues``."""
+
+    methods = COMPONENTS["rate_limiter"]
+
+    def __init__(self, limiter: RateLimiter[Item]) -> None:
+        self.limiter = limiter
+
+    def describe(self) -> str:
+        counts = {x: self.limiter.num_requeues(x) for x in ("a", "b", "c")}
+        return "requeues=" + ",".join(f"{k}:{v}" for k, v in counts.items())
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        item = _item(args)
+        if method == "when":
+            # Nanosecond resolution, as the protocol compares durations.
+            return seconds_to_ns(self.limiter.when(item), "when()") / NS
+        if method == "forget":
+            self.limiter.forget(item)
+            return None
+        if method == "num_requeues":
+            return self.limiter.num_requeues(item)
+        raise ProtocolError("unsupported", f"a rate limiter has no method {method!r}")
+
+
+class ReferenceDriver:
+    """Answers protocol requests with refimpl; see the module docstring."""
+
+    name = "refimpl-reference"
+
+    def __init__(self, parts: Parts | None = None, *, name: str | None = None) -> None:
+        self.parts = parts if parts is not None else Parts()
+        if name is not None:
+            self.name = name
+        self.clock = FakeClock(0.0)
+        self.instances: dict[str, Component] = {}
+
+    def capabilities(self) -> dict[str, Any]:
+        limiters = sorted(LIMITERS)
+        components: dict[str, Any] = {
+            name: {"methods": list(COMPONENTS[name])}
+            for name in ("queue", "delaying_queue", "rate_limiting_queue", "rate_limiter")
+        }
+        components["rate_limiting_queue"]["limiters"] = limiters
+        components["rate_limiter"]["limiters"] = limiters
+        components["store"] = {
+            "methods": list(COMPONENTS["store"]),
+            "indexers": sorted(INDEX_FUNCS),
+        }
+        components["delta_fifo"] = {
+            "methods": list(COMPONENTS["delta_fifo"]),
+            "options": ["known_objects", "emit_delta_type_replaced"],
+        }
+        components["real_fifo"] = {"methods": list(COMPONENTS["real_fifo"]), "options": ["atomic"]}
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "name": self.name,
+            "version": __version__,
+            "implementation": f"refimpl {__version__} (workqueue and cache cores, fake clock)",
+            "components": components,
+        }
+
+    def handle(self, request: Any, actual: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The response to ``request``; ``actual`` (the adapter's response) steers choices."""
+        rid = request.get("id") if isinstance(request, dict) else None
+        try:
+            if not isinstance(request, dict):
+                raise ProtocolError("bad_request", "a request must be a JSON object")
+            return ok_response(rid, self._dispatch(request, actual))
+        except ProtocolError as exc:
+            return error_response(rid, exc.kind, exc.message)
+        except (ValueError, TypeError, OverflowError) as exc:
+            return error_response(rid, "invalid_argument", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            return error_response(rid, "exception", f"{type(exc).__name__}: {exc}")
+
+    def _dispatch(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        op = request.get("op")
+        if op == "hello":
+            if request.get("protocol") != PROTOCOL_VERSION:
+                raise ProtocolError(
+                    "unsupported",
+                    f"protocol {request.get('protocol')!r} not spoken; this adapter speaks "
+                    f"{PROTOCOL_VERSION}",
+                )
+            return self.capabilities()
+        if op == "reset":
+            self.clock = FakeClock(0.0)
+            self.instances = {}
+            return None
+        if op == "create":
+            return self._create(request)
+        if op == "call":
+            instance = self._instance(request)
+            method = request.get("method")
+            args = request.get("args", {})
+            if not isinstance(method, str) or not isinstance(args, dict):
+                raise ProtocolError("bad_request", "'call' needs a string 'method', object 'args'")
+            return instance.call(method, args, actual)
+        if op == "advance":
+            step = seconds_to_ns(request.get("seconds"), "seconds")
+            if step < 0:
+                raise ProtocolError("bad_request", "the clock cannot go backwards")
+            self.clock.step(float(step))
+            for component in self.instances.values():
+                component.after_advance()
+            return None
+        raise ProtocolError("bad_request", f"unknown op {op!r}")
+
+    def _instance(self, request: dict[str, Any]) -> Component:
+        name = request.get("instance")
+        if not isinstance(name, str) or name not in self.instances:
+            raise ProtocolError("no_instance", f"no instance {name!r}")
+        return self.instances[name]
+
+    def _create(self, request: dict[str, Any]) -> None:
+        name = request.get("instance")
+        component = request.get("component")
+        options = request.get("options", {})
+        if not isinstance(name, str) or not name:
+            raise ProtocolError("bad_request", "'create' needs a non-empty string 'instance'")
+        if name in self.instances:
+            raise ProtocolError("bad_request", f"instance {name!r} already exists")
+        if not isinstance(options, dict):
+            raise ProtocolError("bad_request", "'options' must be an object")
+        self.instances[name] = self.build(component, options)
+
+    def build(self, component: Any, options: dict[str, Any]) -> Component:
+        seconds = SecondsClock(self.clock)
+        if component in ("queue", "delaying_queue"):
+            return self.parts.workqueue_component(component, self.clock, None, self.parts)
+        if component == "rate_limiting_queue":
+            spec = options.get("limiter", {"name": "default_controller"})
+            limiter = self.parts.limiter(spec, seconds)
+            return self.parts.workqueue_component(component, self.clock, limiter, self.parts)
+        if component == "rate_limiter":
+            spec = options.get("limiter", {"name": "default_controller"})
+            return RateLimiterComponent(self.parts.limiter(spec, seconds))
+        if component == "store":
+            return StoreComponent(options, self.parts.cache)
+        if component == "delta_fifo":
+            return DeltaFIFOComponent(options, self.parts.cache)
+        if component == "real_fifo":
+            return RealFIFOComponent(options, self.parts.cache)
+        raise ProtocolError("unsupported", f"unknown component {component!r}")

@@ -1,0 +1,204 @@
+"""The driver protocol, version 1: message shapes, names and checks. No I/O here.
+
+JSON lines: the harness writes one request object per line to the adapter's stdin; the
+adapter writes exactly one response line per request to its stdout, in order. Every
+request has an integer ``id``; the response echoes it with either ``result`` or
+``error: {kind, message}``. ``docs/protocol.md`` is the full description; this module is
+what both sides (the harness and the Python adapters) import to agree on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final
+
+__all__ = [
+    "COMPONENTS",
+    "ERROR_KINDS",
+    "LIMITERS",
+    "MAX_LINE_BYTES",
+    "PROTOCOL_VERSION",
+    "ProtocolError",
+    "check_response",
+    "encode",
+    "error_response",
+    "limiter_names",
+    "ok_response",
+    "seconds_to_ns",
+]
+
+PROTOCOL_VERSION: Final = 1
+
+#: Longest line either side may send (bytes, excluding the newline). The harness treats
+#: a longer response line as a protocol violation instead of buffering it without end.
+MAX_LINE_BYTES: Final = 1 << 20
+
+#: Error kinds. ``unsupported``, ``bad_request`` and ``no_instance`` say the request was
+#: not carried out; ``invalid_argument`` and ``exception`` are answers of the
+#: implementation under test and are compared with the reference's answer (by kind).
+ERROR_KINDS: Final = frozenset(
+    {
+        "bad_request",  # not a well-formed request (unknown op, missing field, wrong type)
+        "unsupported",  # well-formed, but this adapter does not implement it
+        "no_instance",  # "instance" names nothing created since the last reset
+        "invalid_argument",  # the implementation refused the arguments (ValueError, ...)
+        "exception",  # the implementation raised / panicked while carrying it out
+        "internal",  # the adapter itself failed (its own bug, not the implementation's)
+    }
+)
+
+#: Component -> the methods of ``call`` it may support, in a stable order.
+COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
+    "queue": ("add", "get_nowait", "done", "len", "shut_down", "shutting_down"),
+    "delaying_queue": (
+        "add",
+        "get_nowait",
+        "done",
+        "len",
+        "shut_down",
+        "shutting_down",
+        "add_after",
+    ),
+    "rate_limiting_queue": (
+        "add",
+        "get_nowait",
+        "done",
+        "len",
+        "shut_down",
+        "shutting_down",
+        "add_after",
+        "add_rate_limited",
+        "forget",
+        "num_requeues",
+    ),
+    "rate_limiter": ("when", "forget", "num_requeues"),
+    "store": (
+        "add",
+        "update",
+        "delete",
+        "replace",
+        "get_by_key",
+        "list_keys",
+        "list",
+        "by_index",
+        "index_keys",
+        "list_index_func_values",
+    ),
+    "delta_fifo": (
+        "add",
+        "update",
+        "delete",
+        "replace",
+        "resync",
+        "pop_nowait",
+        "has_synced",
+        "close",
+        "is_closed",
+        "known_add",
+        "known_delete",
+    ),
+    "real_fifo": (
+        "add",
+        "update",
+        "delete",
+        "replace",
+        "resync",
+        "pop_nowait",
+        "has_synced",
+        "close",
+        "is_closed",
+        "known_add",
+        "known_delete",
+    ),
+}
+
+#: Rate limiter names and their parameters (durations in seconds).
+LIMITERS: Final[dict[str, tuple[str, ...]]] = {
+    "exponential": ("base", "max"),
+    "fast_slow": ("fast", "slow", "max_fast"),
+    "bucket": ("qps", "burst"),
+    "max_of": ("limiters",),
+    "with_max_wait": ("limiter", "max"),
+    "default_controller": (),
+    "default_item_based": (),
+}
+
+
+class ProtocolError(Exception):
+    """A request that must be answered with ``error: {kind, message}``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown error kind {kind!r}")
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One protocol line: compact JSON, UTF-8, newline-terminated.
+
+    Refuses NaN/Infinity (not JSON) with ValueError rather than emitting them.
+    """
+    return (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode()
+
+
+def ok_response(request_id: Any, result: Any) -> dict[str, Any]:
+    return {"id": request_id, "result": result}
+
+
+def error_response(request_id: Any, kind: str, message: str) -> dict[str, Any]:
+    return {"id": request_id, "error": {"kind": kind, "message": message}}
+
+
+def check_response(message: Any, expected_id: int) -> str | None:
+    """Why ``message`` is not a valid response to request ``expected_id`` (None if it is)."""
+    if not isinstance(message, dict):
+        return f"a response must be a JSON object, got {type(message).__name__}"
+    if "id" not in message:
+        return "response has no 'id'"
+    rid = message["id"]
+    if rid != expected_id or isinstance(rid, bool):
+        return f"response id {rid!r} does not match request id {expected_id}"
+    has_result = "result" in message
+    has_error = "error" in message
+    if has_result == has_error:
+        return "a response must have exactly one of 'result' and 'error'"
+    if has_error:
+        error = message["error"]
+        if not isinstance(error, dict):
+            return "'error' must be an object {kind, message}"
+        kind = error.get("kind")
+        if not isinstance(kind, str) or kind not in ERROR_KINDS:
+            return f"error kind {kind!r} is not one of {sorted(ERROR_KINDS)}"
+        if not isinstance(error.get("message"), str):
+            return "error 'message' must be a string"
+    return None
+
+
+def seconds_to_ns(value: Any, what: str) -> int:
+    """A protocol duration (JSON number of seconds) as integer nanoseconds.
+
+    Both sides round to the nearest nanosecond, as Go's ``time.Duration`` holds them,
+    so 0.005 s is exactly 5_000_000 ns everywhere.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProtocolError("bad_request", f"{what} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value):
+        raise ProtocolError("bad_request", f"{what} must be finite, got {value!r}")
+    if abs(value) > 9.2e9:  # Go's Duration holds about 292 years
+        raise ProtocolError("invalid_argument", f"{what} out of range: {value!r} s")
+    return round(value * 1_000_000_000)
+
+
+def limiter_names(spec: Any) -> set[str]:
+    """Every limiter name used in a (possibly nested) limiter spec."""
+    if not isinstance(spec, dict):
+        return set()
+    names = {str(spec.get("name"))}
+    for child in spec.get("limiters", []) or []:
+        names |= limiter_names(child)
+    if "limiter" in spec:
+        names |= limiter_names(spec["limiter"])
+    return names

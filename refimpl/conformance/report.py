@@ -1,0 +1,238 @@
+"""Reports: the numbered table of a trace, the failure report, saved traces.
+
+Stateless functions over :class:`~refimpl.conformance.runner.Step` lists. Objects are
+shown compactly (``ns/name@rv{labels}``, ``DFSU(key, obj)``); the raw request lines are
+printed too, so a failure can be replayed by hand against a fresh adapter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from refimpl.conformance.compare import agree
+from refimpl.conformance.driver import ReferenceDriver
+from refimpl.conformance.protocol import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from refimpl.conformance.runner import Config, Failure
+
+__all__ = [
+    "Step",
+    "compact",
+    "format_failure",
+    "format_table",
+    "load_trace",
+    "save_trace",
+    "show_request",
+    "show_response",
+]
+
+
+@dataclass
+class Step:
+    """One request and both sides' answers (``adapter`` is None if it failed to answer)."""
+
+    request: dict[str, Any]
+    reference: dict[str, Any] | None
+    adapter: dict[str, Any] | None
+
+
+def compact(value: Any) -> str:
+    """A short rendering for tables: objects as ``ns/name@rv{labels}``, tombstones as
+    ``DFSU(key, obj)``, get/pop answers without their JSON scaffolding."""
+    if isinstance(value, dict):
+        if {"name", "rv"} <= value.keys() and isinstance(value.get("name"), str):
+            ns = value.get("namespace") or ""
+            labels = value.get("labels") or {}
+            shown = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+            key = f"{ns}/{value['name']}" if ns else value["name"]
+            return f"{key}@{value['rv']}" + (f"{{{shown}}}" if shown else "")
+        if "tombstone" in value and isinstance(value["tombstone"], dict):
+            t = value["tombstone"]
+            return f"DFSU({t.get('key')}, {compact(t.get('obj'))})"
+        if "type" in value and "object" in value and len(value) == 2:
+            return f"{value['type']} {compact(value['object'])}"
+        if value.get("kind") == "item" and "deltas" in value:
+            initial = " (initial)" if value.get("initial") else ""
+            return compact(value["deltas"]) + initial
+        if value.get("kind") == "item" and "item" in value:
+            return f"item {json.dumps(value['item'])}"
+        if set(value) == {"kind"}:
+            return str(value["kind"])
+        inner = ", ".join(f"{k}: {compact(v)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(compact(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def show_response(response: dict[str, Any] | None) -> str:
+    if response is None:
+        return "(no answer)"
+    if "error" in response:
+        err = response["error"]
+        return f"error {err.get('kind')}: {str(err.get('message'))[:60]}"
+    return compact(response.get("result"))
+
+
+def show_request(request: dict[str, Any]) -> str:
+    op = request.get("op")
+    if op == "call":
+        args = request.get("args") or {}
+        shown = " ".join(compact(v) for v in args.values())
+        return f"{request.get('method')} {shown}".rstrip()
+    if op == "create":
+        options = request.get("options") or {}
+        extra = " " + json.dumps(options, separators=(",", ":")) if options else ""
+        return f"create {request.get('component')}{extra}"
+    if op == "advance":
+        return f"advance {request.get('seconds')}"
+    return json.dumps(request)
+
+
+HINTS = {
+    "get_nowait": (
+        "client-go's Get hands out the head of the queue. An item is queued by the first "
+        "Add since it was last handed out, or by Done if it was re-added while in flight "
+        "(Add never queues an in-flight item); queued items are still handed out after "
+        "ShutDown, and only an empty shut-down queue answers shutdown."
+    ),
+    "len": "Len counts queued items only: not in-flight ones, not ones re-added in flight.",
+    "num_requeues": "NumRequeues is the limiter's failure count since the item's last Forget.",
+    "when": (
+        "When: exponential = min(base*2^n, max) for the n-th call since Forget; fast_slow = "
+        "fast for the first max_fast calls; bucket = token-bucket reservation; max_of calls "
+        "every limiter and takes the longest; with_max_wait caps the delay."
+    ),
+    "shutting_down": "ShuttingDown becomes true at ShutDown and stays true.",
+}
+
+
+def reference_states(steps: Sequence[Step]) -> list[str]:
+    """The reference's internal state before each step, replayed with the same steering."""
+    ref = ReferenceDriver()
+    states: list[str] = []
+    for step in steps:
+        instance = ref.instances.get(str(step.request.get("instance", "")))
+        states.append(instance.describe() if instance is not None else "")
+        ref.handle({"id": 0, **step.request}, step.adapter)
+    return states
+
+
+def trace_lines(steps: Sequence[Step]) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = [{"id": 0, "op": "hello", "protocol": PROTOCOL_VERSION}]
+    lines += [{"id": i, **s.request} for i, s in enumerate(steps, start=1)]
+    return lines
+
+
+def format_table(steps: Sequence[Step]) -> list[str]:
+    """The numbered steps with both sides' answers, the first difference marked."""
+    lines: list[str] = []
+    rows = [("#", "request", "reference", "adapter")]
+    for n, step in enumerate(steps, start=1):
+        differs = (
+            step.reference is not None
+            and step.adapter is not None
+            and not agree(step.request, step.reference, step.adapter)
+        )
+        reference = step.reference
+        if (
+            reference is not None
+            and step.adapter is not None
+            and step.request.get("method") == "pop_nowait"
+            and isinstance(step.adapter.get("result"), dict)
+            and "initial" not in step.adapter["result"]
+            and isinstance(reference.get("result"), dict)
+        ):  # not compared, so not shown either
+            result = {k: v for k, v in reference["result"].items() if k != "initial"}
+            reference = {**reference, "result": result}
+        rows.append(
+            (
+                str(n),
+                show_request(step.request),
+                show_response(reference),
+                show_response(step.adapter) + ("   <== differs" if differs else ""),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        lines.append(
+            "  "
+            + "  ".join(
+                [row[0].rjust(widths[0]), row[1].ljust(widths[1]), row[2].ljust(widths[2]), row[3]]
+            ).rstrip()
+        )
+    return lines
+
+
+def format_failure(failure: Failure, config: Config) -> str:
+    steps = failure.steps
+    last = steps[-1] if steps else None
+    title = {
+        "disagreement": "the adapter's answer differs from the reference",
+        "invariant": "the adapter broke an invariant",
+        "adapter": "the adapter failed",
+    }[failure.kind]
+    origin = (
+        f"  replayed from {config.replay}"
+        if config.replay
+        else f"  seed {config.seed}; first failure after {failure.found_after:.2f} s"
+    )
+    lines = [f"FAIL {failure.component}: {title} (step {len(steps)} of {len(steps)})", origin]
+    if failure.kind != "disagreement":
+        lines.append("  " + failure.message.replace("\n", "\n  "))
+    states = reference_states(steps) if steps else []
+    lines.append("")
+    lines += format_table(steps)
+    if last is not None and states and states[-1]:
+        lines.append("")
+        lines.append(f"  reference state before step {len(steps)}: {states[-1]}")
+    if last is not None:
+        hint = HINTS.get(str(last.request.get("method")))
+        if hint and failure.kind != "adapter":
+            lines.append(f"  what client-go does: {hint}")
+    lines.append("")
+    lines.append("  replay by hand (the lines sent to a fresh adapter):")
+    for message in trace_lines(steps):
+        lines.append("    " + json.dumps(message, separators=(",", ":")))
+    if config.save:
+        save_trace(config.save, failure, config)
+        lines.append(f"  saved to {config.save}; replay with:")
+        lines.append(f"    refimpl conform --replay {config.save} -- {' '.join(config.command)}")
+    return "\n".join(lines)
+
+
+def save_trace(path: str, failure: Failure, config: Config) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        header = {
+            "conform_trace": 1,
+            "component": failure.component,
+            "seed": config.seed,
+            "kind": failure.kind,
+        }
+        fh.write(json.dumps(header) + "\n")
+        for step in failure.steps:
+            fh.write(json.dumps(step.request) + "\n")
+
+
+def load_trace(path: str) -> tuple[str, list[dict[str, Any]]]:
+    component = "replay"
+    requests: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            message = json.loads(line)
+            if not isinstance(message, dict):
+                raise ValueError(f"{path}:{number}: not a JSON object")
+            if "conform_trace" in message:
+                component = str(message.get("component", component))
+                continue
+            message.pop("id", None)
+            if message.get("op") == "hello":
+                continue
+            requests.append(message)
+    return component, requests

@@ -1,0 +1,622 @@
+"""Running a conformance check: budget, examples, comparison, report, replay.
+
+Owns the adapter process for the length of a run, the counters for the progress line
+and the shortest failing trace seen so far. Each Hypothesis example starts from a
+``reset`` adapter (or a restarted one after a failure) and a fresh reference driver, so
+examples are independent. Time is bounded twice: generating stops at the run's budget,
+shrinking a failure stops at its own budget, and every request has a timeout; a hung
+adapter ends the run at once (its trace is reported unshrunk).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from refimpl.conformance.compare import agree
+from refimpl.conformance.driver import ReferenceDriver, WorkqueueComponent
+from refimpl.conformance.invariants import AnswerChecker
+from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
+from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION
+from refimpl.conformance.report import (
+    Step,
+    format_failure,
+    format_table,
+    load_trace,
+)
+
+__all__ = [
+    "EXIT_ADAPTER",
+    "EXIT_DISAGREE",
+    "EXIT_PASS",
+    "EXIT_USAGE",
+    "ComponentResult",
+    "Config",
+    "Failure",
+    "RunContext",
+    "Step",
+    "run",
+]
+
+EXIT_PASS, EXIT_DISAGREE, EXIT_ADAPTER, EXIT_USAGE = 0, 1, 2, 3
+
+#: Error kinds an adapter may only answer when the reference answers the same: anything
+#: else means the adapter could not carry out a request it declared (its fault, not a
+#: difference in behaviour).
+ADAPTER_SIDE_ERRORS = frozenset({"bad_request", "unsupported", "no_instance", "internal"})
+
+
+class BudgetExhausted(KeyboardInterrupt):
+    """Stops Hypothesis between examples (it lets KeyboardInterrupt through unchanged)."""
+
+
+class AbortRun(KeyboardInterrupt):
+    """Stops Hypothesis at once: the adapter hung, or cannot even be restarted."""
+
+
+class Mismatch(AssertionError):
+    """The example failed; the details are in ``RunContext.best``."""
+
+
+@dataclass
+class Failure:
+    kind: str  # "disagreement", "invariant" or "adapter"
+    component: str
+    steps: list[Step]
+    message: str
+    example: int
+    found_after: float
+    adapter_error: AdapterFailure | None = None
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_ADAPTER if self.kind == "adapter" else EXIT_DISAGREE
+
+
+@dataclass
+class Config:
+    command: list[str]
+    components: list[str] = field(default_factory=list)
+    budget: float = 60.0
+    shrink_budget: float = 30.0
+    seed: int | None = None
+    max_examples: int = 100_000
+    steps: int = 30
+    timeout: float = 5.0
+    startup_timeout: float = 20.0
+    misuse: bool = False
+    shrink: bool = True
+    #: Skip Hypothesis' own shrinking; only replay-based minimize() (fast, coarser).
+    quick_shrink: bool = False
+    keep_going: bool = False
+    restart_each: bool = False
+    progress: bool | None = None  # None: only when stderr is a terminal
+    save: str | None = None
+    replay: str | None = None
+    #: Methods never generated (to look past a difference already known).
+    skip: list[str] = field(default_factory=list)
+    #: Write every protocol line sent and received to this file.
+    log: str | None = None
+    #: Create options fixed for every example (e.g. {"known_objects": False}).
+    options: dict[str, Any] = field(default_factory=dict)
+    cwd: str | None = None
+
+
+@dataclass
+class ComponentResult:
+    component: str
+    status: str  # "pass", "fail", "adapter failure", "skipped"
+    examples: int = 0
+    steps: int = 0
+    elapsed: float = 0.0
+    failure: Failure | None = None
+    note: str = ""
+
+
+class Example:
+    """One generated sequence: a fresh reference, a reset adapter, the trace so far."""
+
+    def __init__(self, ctx: RunContext, component: str) -> None:
+        self.ctx = ctx
+        self.component = component
+        self.ref = ReferenceDriver()
+        self.trace: list[Step] = []
+        self.checker = AnswerChecker()
+
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request`` to the adapter, then to the steered reference; compare."""
+        ctx = self.ctx
+        try:
+            actual = ctx.adapter_request(request)
+        except AdapterFailure as exc:
+            expected = self.ref.handle({"id": None, **request})
+            self.trace.append(Step(request, expected, None))
+            ctx.record(self, "adapter", exc.describe(), exc)
+            if isinstance(exc, AdapterHung):
+                raise AbortRun() from None
+            raise Mismatch(exc.describe()) from None
+        expected = self.ref.handle({"id": actual.get("id"), **request}, actual)
+        self.trace.append(Step(request, expected, actual))
+        ctx.steps += 1
+        violations = self.checker.check(request, actual)
+        if violations:
+            ctx.record(self, "invariant", "; ".join(violations), None)
+            raise Mismatch(violations[0])
+        if not agree(request, expected, actual):
+            kind = actual.get("error", {}).get("kind") if "error" in actual else None
+            if kind in ADAPTER_SIDE_ERRORS:
+                message = (
+                    f"the adapter answered error {kind!r} to a request it declared "
+                    f"({actual['error'].get('message')!r})"
+                )
+                ctx.record(self, "adapter", message, None)
+            else:
+                ctx.record(self, "disagreement", "the adapter's answer differs", None)
+            raise Mismatch(f"step {len(self.trace)} differs")
+        return actual
+
+    def next_deadline(self) -> float | None:
+        """Seconds until the reference's next delayed add fires (None: nothing waits)."""
+        instance = self.ref.instances.get("x")
+        if not isinstance(instance, WorkqueueComponent):
+            return None
+        ready = instance.q.waiting.next_ready_at()
+        if ready is None:
+            return None
+        return (ready - instance.clock.now()) / 1_000_000_000
+
+
+class RunContext:
+    """State shared by all examples of a run (see the module docstring)."""
+
+    def __init__(self, config: Config, err: TextIO) -> None:
+        self.config = config
+        self.err = err
+        self.log_file: TextIO | None = (
+            open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
+        )
+        self.adapter = AdapterProcess(
+            config.command, timeout=config.timeout, cwd=config.cwd, log=self.log_file
+        )
+        self.hello: dict[str, Any] = {}
+        self.need_restart = False
+        self.examples = 0
+        self.steps = 0
+        self.restarts = 0
+        self.best: Failure | None = None
+        self.started = time.monotonic()
+        self.deadline = self.started + config.budget
+        self.shrink_deadline = float("inf")
+        self.component = ""
+        self._component_started = self.started
+        self._last_progress = self.started
+        self.show_progress = config.progress if config.progress is not None else err.isatty()
+
+    # -- adapter
+    def start_adapter(self) -> dict[str, Any]:
+        self.adapter.close()
+        self.adapter.start()
+        response = self.adapter.request(
+            {"op": "hello", "protocol": PROTOCOL_VERSION}, timeout=self.config.startup_timeout
+        )
+        if "error" in response:
+            raise AdapterHandshakeError(
+                f"handshake refused: {response['error'].get('kind')}: "
+                f"{response['error'].get('message')}"
+            )
+        problem = check_hello(response.get("result"))
+        if problem:
+            raise AdapterHandshakeError(f"bad handshake answer: {problem}")
+        self.hello = response["result"]
+        self.need_restart = False
+        return self.hello
+
+    def adapter_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self.adapter.request(request)
+        except AdapterFailure:
+            self.need_restart = True
+            raise
+
+    def close(self) -> None:
+        self.adapter.close()
+        if self.log_file is not None:
+            self.log_file.close()
+
+    # -- examples
+    def begin_example(self, component: str) -> Example:
+        now = time.monotonic()
+        limit = self.shrink_deadline if self.best is not None else self.deadline
+        if now > limit:
+            raise BudgetExhausted()
+        self.fresh_adapter(component)
+        self.examples += 1
+        self.progress()
+        return Example(self, component)
+
+    def fresh_adapter(self, component: str) -> None:
+        """Reset the adapter (or restart it after a failure); AbortRun if impossible."""
+        try:
+            if self.need_restart or self.config.restart_each:
+                self.restarts += 1
+                self.start_adapter()
+            else:
+                response = self.adapter_request({"op": "reset"})
+                if "error" in response:
+                    self.need_restart = True
+                    raise AdapterHandshakeError(f"reset refused: {response['error']}")
+        except (AdapterFailure, AdapterHandshakeError) as exc:
+            trace = Example(self, component)
+            trace.trace.append(Step({"op": "reset"}, None, None))
+            described = exc.describe() if isinstance(exc, AdapterFailure) else str(exc)
+            self.record(
+                trace,
+                "adapter",
+                "could not reset/restart the adapter: " + described,
+                exc if isinstance(exc, AdapterFailure) else None,
+            )
+            raise AbortRun() from None
+
+    def record(
+        self, example: Example, kind: str, message: str, error: AdapterFailure | None
+    ) -> None:
+        failure = Failure(
+            kind=kind,
+            component=example.component,
+            steps=list(example.trace),
+            message=message,
+            example=self.examples,
+            found_after=time.monotonic() - self._component_started,
+            adapter_error=error,
+        )
+        if self.best is None:
+            # Half the shrink budget for Hypothesis, half for minimize() afterwards.
+            self.shrink_deadline = time.monotonic() + self.config.shrink_budget / 2
+            self.best = failure
+        elif len(failure.steps) <= len(self.best.steps):
+            failure.found_after = self.best.found_after
+            self.best = failure
+
+    def start_component(self, component: str, budget: float) -> None:
+        self.component = component
+        self._component_started = time.monotonic()
+        self.deadline = self._component_started + budget
+        self.shrink_deadline = float("inf")
+        self.best = None
+        self.examples = 0
+        self.steps = 0
+
+    def progress(self, final: bool = False) -> None:
+        if not self.show_progress:
+            return
+        now = time.monotonic()
+        interval = 1.0 if self.err.isatty() else 10.0
+        if not final and now - self._last_progress < interval:
+            return
+        self._last_progress = now
+        elapsed = max(now - self._component_started, 1e-9)
+        phase = "shrinking" if self.best is not None else "searching"
+        line = (
+            f"conform: {self.component}: {phase}, {self.examples} examples, "
+            f"{self.steps} steps, {self.examples / elapsed:.0f} examples/s, "
+            f"{self.steps / elapsed:.0f} steps/s, {elapsed:.0f} s"
+        )
+        if self.err.isatty():
+            self.err.write("\r" + line.ljust(100) + ("\n" if final else ""))
+        else:
+            self.err.write(line + "\n")
+        self.err.flush()
+
+
+class HarnessError(Exception):
+    """The harness itself (or Hypothesis) failed: a bug to report, not a verdict."""
+
+
+class AdapterHandshakeError(Exception):
+    """The adapter started but refused or garbled the handshake (exit status 2)."""
+
+    def describe(self) -> str:
+        return str(self)
+
+
+def check_hello(result: Any) -> str | None:
+    """What is wrong with a ``hello`` result (None if nothing)."""
+    if not isinstance(result, dict):
+        return "result must be an object"
+    if result.get("protocol") != PROTOCOL_VERSION:
+        return f"adapter speaks protocol {result.get('protocol')!r}, harness speaks 1"
+    for key in ("name", "version"):
+        if not isinstance(result.get(key), str):
+            return f"{key!r} must be a string"
+    components = result.get("components")
+    if not isinstance(components, dict):
+        return "'components' must be an object"
+    for name, caps in components.items():
+        if not isinstance(caps, dict) or not isinstance(caps.get("methods"), list):
+            return f"component {name!r} needs a list 'methods'"
+    return None
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def _settings(config: Config) -> Any:
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    hypothesis_shrinks = config.shrink and not config.quick_shrink
+    phases = (Phase.generate, Phase.shrink) if hypothesis_shrinks else (Phase.generate,)
+    return settings(
+        max_examples=config.max_examples,
+        stateful_step_count=config.steps,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=phases,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+    )
+
+
+def run_component(ctx: RunContext, component: str, budget: float) -> ComponentResult:
+    from hypothesis import seed
+    from hypothesis.reporting import with_reporter
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from refimpl.conformance.machines import make_machine
+
+    caps = ctx.hello["components"][component]
+    methods = frozenset(
+        m
+        for m in caps.get("methods", [])
+        if m in COMPONENTS[component] and m not in ctx.config.skip
+    )
+    ctx.start_component(component, budget)
+    machine = make_machine(
+        ctx, component, methods, caps, misuse=ctx.config.misuse, pinned=ctx.config.options
+    )
+    assert ctx.config.seed is not None
+    machine = seed(ctx.config.seed)(machine)
+    outcome = "done"
+    error: Exception | None = None
+    sink = io.StringIO()
+    try:
+        with with_reporter(lambda _msg: None), contextlib.redirect_stdout(sink):
+            run_state_machine_as_test(machine, settings=_settings(ctx.config))
+    except BudgetExhausted:
+        outcome = "budget"
+    except AbortRun:
+        outcome = "aborted"
+    except Exception as exc:
+        # A failing example's details are in ctx.best (Hypothesis' own report is not
+        # used); without one, this is a harness or Hypothesis error: surface it.
+        outcome = "failed"
+        error = exc
+    ctx.progress(final=True)
+    elapsed = time.monotonic() - ctx._component_started
+    result = ComponentResult(component, "pass", ctx.examples, ctx.steps, elapsed)
+    if ctx.best is None and error is not None:
+        raise HarnessError(
+            f"the search for {component} stopped with {type(error).__name__}: {error}"
+        ) from error
+    if ctx.best is not None:
+        if outcome != "aborted" and ctx.config.shrink:
+            ctx.best = minimize(ctx, ctx.best)
+        result.failure = ctx.best
+        result.status = "adapter failure" if ctx.best.kind == "adapter" else "fail"
+        if outcome == "budget":
+            result.note = "shrinking stopped at the shrink budget"
+        elif outcome == "aborted":
+            result.note = "not shrunk (the run was aborted)"
+    return result
+
+
+def try_trace(
+    ctx: RunContext, component: str, requests: Sequence[dict[str, Any]]
+) -> Failure | None:
+    """Replay ``requests`` on a reset adapter; the failure it produces, if any."""
+    saved = ctx.best, ctx.shrink_deadline
+    ctx.best = None
+    try:
+        ctx.fresh_adapter(component)
+        example = Example(ctx, component)
+        for request in requests:
+            example.exchange(request)
+    except (Mismatch, AbortRun):
+        pass
+    found = ctx.best
+    ctx.best, ctx.shrink_deadline = saved
+    return found
+
+
+def _simpler(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Simpler variants of one request: fewer list elements, first item/name."""
+    args = request.get("args")
+    if request.get("op") != "call" or not isinstance(args, dict):
+        return []
+    variants: list[dict[str, Any]] = []
+    for key, value in args.items():
+        if key == "item" and value != "a":
+            variants.append({**request, "args": {**args, key: "a"}})
+        if key == "objs" and isinstance(value, list):
+            for i in range(len(value)):
+                variants.append({**request, "args": {**args, key: value[:i] + value[i + 1 :]}})
+        if key == "obj" and isinstance(value, dict):
+            for field, plain in (("name", "a"), ("namespace", ""), ("labels", {}), ("rv", "1")):
+                if value.get(field) != plain:
+                    obj = {**value, field: plain}
+                    variants.append({**request, "args": {**args, key: obj}})
+    return variants
+
+
+def minimize(ctx: RunContext, failure: Failure) -> Failure:
+    """Polish Hypothesis' result: drop steps (halves, quarters, ... single steps) and
+    simplify arguments while the replay still fails the same way, within the shrink
+    budget. The result is 1-minimal when time allows: removing any single operation
+    makes the failure disappear."""
+    if isinstance(failure.adapter_error, AdapterHung):
+        return failure
+    deadline = time.monotonic() + max(ctx.config.shrink_budget / 2, 2.0)
+    kind_class = failure.kind == "adapter"
+    best = failure
+
+    def still_fails(requests: list[dict[str, Any]]) -> Failure | None:
+        if time.monotonic() > deadline:
+            return None
+        found = try_trace(ctx, failure.component, requests)
+        if found is not None and (found.kind == "adapter") == kind_class:
+            found.found_after = failure.found_after
+            found.example = failure.example
+            return found
+        return None
+
+    chunk = max(1, (len(best.steps) - 1) // 2)
+    while chunk >= 1 and time.monotonic() < deadline:
+        requests = [s.request for s in best.steps]
+        i = len(requests) - 1  # keep step 0 (create); try the later steps first
+        progressed = False
+        while i >= 1:
+            start = max(1, i - chunk + 1)
+            found = still_fails(requests[:start] + requests[i + 1 :])
+            if found is not None and len(found.steps) < len(requests):
+                best = found
+                requests = [s.request for s in best.steps]
+                progressed = True
+                i = min(start - 1, len(requests) - 1)
+            else:
+                i = start - 1
+        if not progressed:
+            chunk //= 2
+    n = 0
+    while n < len(best.steps):
+        for variant in _simpler(best.steps[n].request):
+            requests = [s.request for s in best.steps]
+            if n >= len(requests):
+                break
+            found = still_fails([*requests[:n], variant, *requests[n + 1 :]])
+            if found is not None and len(found.steps) <= len(requests):
+                best = found
+        n += 1
+    return best
+
+
+def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run a whole check (or a replay) and print the report. Returns the exit status."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    if not config.command:
+        err.write("refimpl conform: no adapter command (put it after --)\n")
+        return EXIT_USAGE
+    unknown = [c for c in config.components if c not in COMPONENTS]
+    if unknown:
+        err.write(
+            f"refimpl conform: unknown component(s) {', '.join(unknown)}; known: "
+            f"{', '.join(COMPONENTS)}\n"
+        )
+        return EXIT_USAGE
+    if config.seed is None:
+        config.seed = random.SystemRandom().randrange(1, 2**31)
+    ctx = RunContext(config, err)
+    try:
+        try:
+            hello = ctx.start_adapter()
+        except (AdapterFailure, AdapterHandshakeError) as exc:
+            out.write(f"refimpl conform: the adapter failed to start: {exc.describe()}\n")
+            return EXIT_ADAPTER
+        if config.replay:
+            return replay_file(ctx, config.replay, out)
+        offered = [c for c in COMPONENTS if c in hello["components"]]
+        wanted = config.components or offered
+        runnable = [c for c in wanted if c in offered]
+        impl = hello.get("implementation")
+        described = f" ({impl})" if impl else ""
+        out.write(
+            f"conform: adapter {hello['name']} {hello['version']}{described}, "
+            f"protocol {PROTOCOL_VERSION}, seed {config.seed}\n"
+        )
+        for c in wanted:
+            if c not in offered:
+                out.write(f"  {c:20s} skipped: the adapter does not offer it\n")
+        if not runnable:
+            out.write("refimpl conform: nothing to test\n")
+            return EXIT_USAGE
+        status = EXIT_PASS
+        started = time.monotonic()
+        for index, component in enumerate(runnable):
+            remaining = config.budget - (time.monotonic() - started)
+            budget = max(remaining / (len(runnable) - index), 0.5)
+            result = run_component(ctx, component, budget)
+            out.write(summary_line(result) + "\n")
+            if result.failure is not None:
+                out.write(format_failure(result.failure, config) + "\n")
+                if not isinstance(result.failure.adapter_error, AdapterHung):
+                    out.write("  " + confirm_replay(ctx, result.failure) + "\n")
+                status = max(status, result.failure.exit_status)
+                if not config.keep_going:
+                    break
+        out.flush()
+        return status
+    finally:
+        ctx.close()
+
+
+def summary_line(result: ComponentResult) -> str:
+    rate = result.steps / result.elapsed if result.elapsed > 0 else 0.0
+    label = {"pass": "PASS", "fail": "FAIL", "adapter failure": "ADAPTER FAILURE"}.get(
+        result.status, result.status
+    )
+    text = (
+        f"  {result.component:20s} {label:8s} {result.examples} examples, {result.steps} steps "
+        f"in {result.elapsed:.1f} s ({rate:.0f} steps/s)"
+    )
+    if result.failure is not None:
+        text += f"; shrunk to {len(result.failure.steps)} operations"
+    if result.note:
+        text += f" [{result.note}]"
+    return text
+
+
+def confirm_replay(ctx: RunContext, failure: Failure) -> str:
+    """Re-run the shrunk trace on a freshly started adapter and say if it reproduces."""
+    try:
+        ctx.start_adapter()
+    except (AdapterFailure, AdapterHandshakeError) as exc:
+        return f"replay on a fresh adapter: could not restart it ({exc})"
+    example = Example(ctx, failure.component)
+    try:
+        for step in failure.steps:
+            example.exchange(step.request)
+    except (Mismatch, AbortRun):
+        return "replay on a fresh adapter: reproduces"
+    finally:
+        ctx.best = failure
+    return "replay on a fresh adapter: did NOT reproduce (the adapter is not deterministic?)"
+
+
+def replay_file(ctx: RunContext, path: str, out: TextIO) -> int:
+    try:
+        component, requests = load_trace(path)
+    except (OSError, ValueError) as exc:
+        out.write(f"refimpl conform: cannot read {path}: {exc}\n")
+        return EXIT_USAGE
+    ctx.start_component(component, float("inf"))
+    example = Example(ctx, component)
+    status = EXIT_PASS
+    try:
+        for request in requests:
+            example.exchange(request)
+    except (Mismatch, AbortRun):
+        assert ctx.best is not None
+        status = ctx.best.exit_status
+    if ctx.best is None:
+        out.write(f"replay of {path}: all {len(requests)} answers agree with the reference\n")
+        out.write("\n".join(format_table(example.trace)) + "\n")
+        return EXIT_PASS
+    out.write(format_failure(ctx.best, ctx.config) + "\n")
+    return status

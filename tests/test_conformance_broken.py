@@ -1,0 +1,85 @@
+"""Every deliberately broken adapter in adapters/broken/ is caught by ``refimpl conform``.
+
+One test per bug: fixed seeds (the next one if a seed finds nothing within 6 s),
+Hypothesis generation only, then the replay-based minimiser. The failure must be a
+disagreement or a broken invariant (not an adapter failure), short, and it must
+reproduce on a freshly started adapter. A catalogue entry
+that stops being caught fails here; so does a harness change that loses its bite.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from refimpl.conformance.report import format_failure
+from refimpl.conformance.runner import Config, RunContext, confirm_replay, run_component
+
+BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken"
+
+
+def _load_bugs() -> Any:
+    spec = importlib.util.spec_from_file_location("broken_bugs", BROKEN / "bugs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+BUGS = _load_bugs().BUGS
+
+
+def test_catalogue_covers_every_component_and_the_named_history() -> None:
+    components = {bug.component for bug in BUGS.values()}
+    assert components >= {"queue", "delaying_queue", "rate_limiter", "delta_fifo", "store"}
+    for required in (
+        "add-while-processing-pushes",
+        "done-forgets-requeue",
+        "later-add-after-wins",
+        "forget-does-not-reset",
+        "limiter-without-cap",
+        "get-keeps-dirty",
+        "dirty-cleared-at-done",
+        "shutdown-discards-queue",
+        "replace-no-queued-tombstones",
+        "dedup-merges-everything",
+        "delta-fifo-queues-unknown-delete",
+    ):
+        assert required in BUGS, required
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(BUGS))
+def test_bug_is_caught(name: str) -> None:
+    bug = BUGS[name]
+    command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", name]
+    failure = None
+    for seed in (1, 2, 3, 4):
+        config = Config(
+            command=command,
+            budget=6.0,
+            shrink_budget=4.0,
+            seed=seed,
+            quick_shrink=True,
+            progress=False,
+        )
+        ctx = RunContext(config, io.StringIO())
+        try:
+            ctx.start_adapter()
+            result = run_component(ctx, bug.component, config.budget)
+            failure = result.failure
+            if failure is not None:
+                report = format_failure(failure, config)
+                assert failure.kind in ("disagreement", "invariant"), report
+                assert len(failure.steps) <= 12, report
+                assert confirm_replay(ctx, failure).endswith("reproduces"), report
+                break
+        finally:
+            ctx.close()
+    assert failure is not None, f"{name} was not caught with seeds 1-4 (6 s each)"
