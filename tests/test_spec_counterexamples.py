@@ -16,7 +16,7 @@ import pytest
 from refimpl.tla.cli import check
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.output import Status, TlcResult, TraceStep, parse_output
-from refimpl.tla.runner import TlcUnavailable, find_jar, find_java
+from refimpl.tla.runner import tlc_unavailable_reason
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 KEPT = SPEC / "counterexamples" / "MCEdgeVsLevelEdge.txt"
@@ -51,18 +51,14 @@ def test_one_lost_notification_and_the_controller_is_wrong_forever() -> None:
         assert step.state["desired"] == lasso[0].state["desired"]
 
 
-def _why_no_tlc() -> str | None:
-    try:
-        find_jar()
-        find_java()
-    except TlcUnavailable as exc:
-        return str(exc)
-    return None
+_NO_TLC = tlc_unavailable_reason()
 
 
 @pytest.mark.tlc
 @pytest.mark.timeout(300)
-@pytest.mark.skipif(_why_no_tlc() is not None, reason=f"TLC not available: {_why_no_tlc()}")
+@pytest.mark.skipif(
+    tlc_unavailable_reason() is not None, reason=f"TLC not available: {tlc_unavailable_reason()}"
+)
 def test_tlc_still_finds_the_kept_counterexample() -> None:
     model = next(m for m in load_manifest(SPEC) if m.name == "EdgeVsLevelEdge")
     run, problems = check(SPEC, model, workers="1")

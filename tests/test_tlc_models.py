@@ -15,22 +15,13 @@ import pytest
 
 from refimpl.tla.cli import check, export
 from refimpl.tla.manifest import Model, load_manifest
-from refimpl.tla.runner import TlcUnavailable, find_jar, find_java
+from refimpl.tla.runner import tlc_unavailable_reason
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 MODELS = load_manifest(SPEC)
 
 
-def _why_no_tlc() -> str | None:
-    try:
-        find_jar()
-        find_java()
-    except TlcUnavailable as exc:
-        return str(exc)
-    return None
-
-
-_REASON = _why_no_tlc()
+_REASON = tlc_unavailable_reason()
 pytestmark = [
     pytest.mark.tlc,
     pytest.mark.skipif(_REASON is not None, reason=f"TLC not available: {_REASON}"),

@@ -25,7 +25,12 @@ from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
 from refimpl.sim.simulator import Simulator
 from refimpl.tla import trace as tr
-from refimpl.tla.runner import EXIT_NO_JAR, JAR_ENV, TlcUnavailable, find_jar, find_java
+from refimpl.tla.runner import (
+    EXIT_NO_JAR,
+    JAR_ENV,
+    TlcUnavailable,
+    tlc_unavailable_reason,
+)
 from refimpl.tla.values import Fn, ModelValue, Value, parse_value
 from refimpl.workqueue.core import QueueCore
 
@@ -33,16 +38,7 @@ NO = ModelValue("NoItem")
 T = TypeVar("T")
 
 
-def _why_no_tlc() -> str | None:
-    try:
-        find_jar()
-        find_java()
-    except TlcUnavailable as exc:
-        return str(exc)
-    return None
-
-
-_REASON = _why_no_tlc()
+_REASON = tlc_unavailable_reason()
 needs_tlc = [
     pytest.mark.tlc,
     pytest.mark.skipif(_REASON is not None, reason=f"TLC not available: {_REASON}"),

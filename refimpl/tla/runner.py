@@ -32,6 +32,7 @@ __all__ = [
     "find_jar",
     "find_java",
     "run_tlc",
+    "tlc_unavailable_reason",
 ]
 
 #: The environment variable naming the TLA+ tools jar.
@@ -92,6 +93,16 @@ class TlcRun:
     wall_seconds: float
     command: tuple[str, ...]
     dot: str | None = None
+
+
+def tlc_unavailable_reason() -> str | None:
+    """Why TLC cannot run here (no jar, no java), or None when it can."""
+    try:
+        find_jar()
+        find_java()
+    except TlcUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def run_tlc(
