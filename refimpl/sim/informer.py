@@ -224,7 +224,8 @@ class SimInformer(InformerCore):
         return out
 
     def fifo_state(self) -> Any:
-        """The FIFO's contents as ``[type, key, rv]`` (DeltaFIFO: key -> that list)."""
+        """The FIFO's contents as ``[type, key, rv]`` (DeltaFIFO: key -> that list;
+        a ReplacedAll entry is ``[type, rv, [[key, rv], ...]]``, the listed objects)."""
         fifo = self.fifo
         if isinstance(fifo, DeltaFIFOCore):
             return [[k, [_delta_state(d) for d in fifo.items[k]]] for k in fifo.queue]
@@ -234,7 +235,9 @@ class SimInformer(InformerCore):
 def _delta_state(d: Delta) -> list[Any]:
     obj = d.object
     if d.type is DeltaType.REPLACED_ALL and isinstance(obj, ReplacedAllInfo):
-        return [str(d.type), int(obj.resource_version or 0), len(obj.objects)]
+        # The listed objects, as RealFIFO.tla's ReplacedAll entry holds them.
+        listed = [[deletion_handling_meta_namespace_key_func(o), _rv(o)] for o in obj.objects]
+        return [str(d.type), int(obj.resource_version or 0), listed]
     if d.type is DeltaType.SYNC_ALL:
         return [str(d.type)]
     if d.type is DeltaType.BOOKMARK:

@@ -1,5 +1,6 @@
 """Trace validation: simulator traces (JSON lines) checked by TLC against
-spec/WorkQueue.tla and spec/DeltaFIFO.tla, through spec/trace/<Spec>Trace.tla.
+spec/WorkQueue.tla, spec/DeltaFIFO.tla and spec/RealFIFO.tla, through
+spec/trace/<Spec>Trace.tla.
 
 Owns no state and never runs TLC on import: only :func:`validate` does, and it raises
 :class:`~refimpl.tla.runner.TlcUnavailable` without a jar or java. Refines nothing.
@@ -20,6 +21,12 @@ The mappings (spec variable = trace field)::
     DeltaFIFO  queue = the keys of fifo in order; items[k] = k's deltas ([type, key,
                rv] -> [type, obj |-> [key, rv, dfsu]], "Deleted(DFSU)" = a tombstone);
                store[k] = store[k], absent = 0; synced = synced.  Needs ``--fifo delta``.
+    RealFIFO   log = fifo without Bookmark entries (not modelled; processing one changes
+               nothing mapped), a ReplacedAll [type, rv, [[key, rv], ...]] -> [type,
+               obj |-> the listed objects]; processing = <<>> (a simulator pop takes
+               and processes at once); store, synced as for DeltaFIFO.  Atomic = TRUE
+               for ``--fifo real-atomic``, FALSE for ``--fifo real`` (``atomic``; by
+               default FALSE iff the trace shows Replaced, Sync or tombstone entries).
 
 Each code step (the line's ``action``) may take the spec steps of :data:`STEPS`; any
 other code step must leave the mapped variables unchanged. A change of ``generation``
@@ -30,9 +37,8 @@ resourceVersion. For DeltaFIFO the arguments of producer steps come from the tra
 spec/trace/DeltaFIFOTrace.tla): that narrows Next, so a trace can only be wrongly
 rejected, never wrongly accepted.
 
-Not supported: RealFIFO (the trace shows a ReplacedAll entry as ``[type, rv, count]``,
-not the listed objects that RealFIFO.tla's ``log`` holds) and Informer.tla (the trace
-lacks the server's event history and the handlers' views).
+Not supported: Informer.tla (the trace lacks the server's event history and the
+handlers' views).
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ __all__ = [
 ]
 
 #: The specs a trace can be checked against.
-SPECS = ("WorkQueue", "DeltaFIFO")
+SPECS = ("WorkQueue", "DeltaFIFO", "RealFIFO")
 
 #: WorkQueue's NoItem constant (a model value, so it equals no key).
 NO_ITEM = ModelValue("NoItem")
@@ -106,6 +112,14 @@ STEPS: dict[str, dict[str, StepRule]] = {
         ),
         # Pop hands out one key's deltas and process_deltas applies them to the store.
         "pop": (frozenset({"Pop"}), lambda s: 1),
+    },
+    "RealFIFO": {
+        "reflector": (
+            frozenset({"Add", "Update", "Delete", "Replace", "Resync"}),
+            lambda s: 1,
+        ),
+        # A batch pops up to every queued entry: Take and Process each (atomic), or Pop.
+        "pop": (frozenset({"Pop", "Take", "Process"}), lambda s: 2 * len(_as_seq(s["log"]))),
     },
 }
 
@@ -549,7 +563,188 @@ def _map_delta_fifo(raws: Sequence[Mapping[str, Any]]) -> TraceMapping:
     )
 
 
-# -- both ---------------------------------------------------------------------------------
+# -- the RealFIFO -------------------------------------------------------------------------
+
+
+def _real_entry(value: Any, where: str) -> Fn | None:
+    """One RealFIFO log entry as RealFIFO.tla's Delta; None for a Bookmark."""
+    if isinstance(value, list) and value and value[0] == "Bookmark":
+        return None
+    if isinstance(value, list) and value == ["SyncAll"]:
+        return Fn({"type": "SyncAll", "obj": ()})
+    if isinstance(value, list) and len(value) == 3 and value[0] == "ReplacedAll":
+        listed = value[2]
+        if not isinstance(listed, list):
+            raise ValueError(
+                f"{where}: a ReplacedAll entry without its listed objects ({value!r}); "
+                "traces from before the listed objects were rendered cannot be checked"
+            )
+        objs: list[Value] = []
+        for item in listed:
+            if not isinstance(item, list) or len(item) != 2:
+                raise ValueError(f"{where}: listed object {item!r} is not [key, rv]")
+            key = _str(item[0], f"{where}: ReplacedAll")
+            rv = _int(item[1], f"{where}: ReplacedAll[{key}]")
+            if rv == 0:
+                raise ValueError(f"{where}: listed object {key!r} without a resourceVersion")
+            objs.append(_obj(key, rv, False))
+        if len({_as_fn(o)["key"] for o in objs}) != len(objs):
+            raise ValueError(f"{where}: a ReplacedAll entry lists a key twice: {value!r}")
+        return Fn({"type": "ReplacedAll", "obj": tuple(objs)})
+    if isinstance(value, list) and len(value) == 3 and isinstance(value[1], str):
+        return _delta(value, value[1], where)
+    raise ValueError(
+        f"{where}: fifo entry {value!r} is not a RealFIFO log entry: a DeltaFIFO trace "
+        "(--fifo delta) is checked with --spec DeltaFIFO"
+    )
+
+
+def _real_state(raw: Mapping[str, Any], where: str) -> dict[str, Value]:
+    base = _fifo_state({**raw, "fifo": []}, where)  # store and synced, checked
+    fifo = raw["fifo"]
+    if not isinstance(fifo, list):
+        raise ValueError(f"{where}: fifo: expected a list, got {fifo!r}")
+    entries = [_real_entry(e, f"{where}: fifo[{n}]") for n, e in enumerate(fifo)]
+    return {
+        "log": tuple(e for e in entries if e is not None),
+        "processing": (),
+        "store": base["store"],
+        "synced": base["synced"],
+    }
+
+
+_REAL_INIT: dict[str, Value] = {"log": (), "processing": (), "store": Fn(), "synced": False}
+
+_ATOMIC_ONLY = frozenset({"ReplacedAll", "SyncAll"})
+_NON_ATOMIC_ONLY = frozenset({"Replaced", "Sync"})
+
+
+def _is_atomic(states: Sequence[Mapping[str, Value]]) -> bool:
+    """Atomic unless the log shows a per-object relist or resync (Replaced, Sync, a
+    tombstone); the two modes differ in nothing else a trace shows."""
+    kinds: set[Value] = set()
+    for s in states:
+        for d in _as_seq(s["log"]):
+            entry = _as_fn(d)
+            kinds.add(entry["type"])
+            obj = entry["obj"]
+            if isinstance(obj, Fn) and obj["dfsu"]:
+                kinds.add("Replaced")
+    if kinds & _ATOMIC_ONLY and kinds & _NON_ATOMIC_ONLY:
+        raise ValueError("the trace mixes atomic (ReplacedAll, SyncAll) and per-object entries")
+    return not kinds & _NON_ATOMIC_ONLY
+
+
+def _real_hints(
+    before: Mapping[str, Value], after: Mapping[str, Value]
+) -> tuple[tuple[Value, ...] | None, tuple[Value, ...]]:
+    """What a producer step appended: the relist result (a ReplacedAll's list, or the
+    objects of the Replaced entries at the tail), and the keys it tombstoned or synced
+    in order (Go's map order)."""
+    old, new = _as_seq(before["log"]), _as_seq(after["log"])
+    if new[: len(old)] != old:
+        return None, ()
+    appended = [_as_fn(d) for d in new[len(old) :]]
+    if len(appended) == 1 and appended[0]["type"] == "ReplacedAll":
+        return _as_seq(appended[0]["obj"]), ()
+    replaced = [d["obj"] for d in appended if d["type"] == "Replaced"]
+    order = tuple(_as_fn(d["obj"])["key"] for d in appended if d["type"] in ("Deleted", "Sync"))
+    return (tuple(replaced) if replaced else None), order
+
+
+def _gone_order(before: Mapping[str, Value], listed: Sequence[Value]) -> tuple[Value, ...]:
+    """RealFIFO.tla's ``byFirst`` for a non-atomic relist of ``listed``: the logged keys
+    not listed whose last entry is not a delete, in the order they were first logged."""
+    names = {_as_fn(o)["key"] for o in listed}
+    first: list[Value] = []
+    last: dict[Value, Value] = {}
+    for d in _as_seq(before["log"]):
+        entry = _as_fn(d)
+        obj = entry["obj"]
+        if isinstance(obj, Fn):
+            if obj["key"] not in last:
+                first.append(obj["key"])
+            last[obj["key"]] = entry["type"]
+    return tuple(k for k in first if k not in names and last[k] != "Deleted")
+
+
+def _map_real_fifo(raws: Sequence[Mapping[str, Any]], atomic: bool | None) -> TraceMapping:
+    states = [_real_state(raw, _where(n, raw)) for n, raw in enumerate(raws, 1)]
+    if atomic is None:
+        atomic = _is_atomic(states)
+    keys: set[Value] = set()
+    rvs: set[Value] = set()
+    objs: set[Value] = set()
+    for s in states:
+        for d in _as_seq(s["log"]):
+            obj = _as_fn(d)["obj"]
+            for o in _as_seq(obj) if isinstance(obj, tuple) else (obj,):
+                o = _as_fn(o)
+                keys.add(o["key"])
+                if o["rv"] != 0:
+                    rvs.add(o["rv"])
+                if not o["dfsu"]:
+                    objs.add(o)
+        for key, rv in _as_fn(s["store"]).items():
+            assert isinstance(key, str) and isinstance(rv, int)
+            keys.add(key)
+            rvs.add(rv)
+            objs.add(_obj(key, rv, False))
+    lines: list[TraceLine] = []
+    orders: set[Value] = set()
+    previous: Mapping[str, Value] = _REAL_INIT
+    for line in _lines("RealFIFO", raws, states, _REAL_INIT):
+        lists: set[Value] = set()
+        if "Replace" in line.acts:
+            listed, order = _real_hints(previous, line.state)
+            lists = {()} if listed is None else {(), listed}
+            # A relist's tombstones are two orders: logged keys, then stored ones.
+            for cut in range(len(order) + 1):
+                for part in (order[:cut], order[cut:]):
+                    if len(part) > 3:  # TraceOrders tries every order of up to 3 keys
+                        orders.add(part)
+            if not atomic:  # the order ReconciledEntries CHOOSEs, for every list tried
+                for listed_objs in lists:
+                    gone = _gone_order(previous, _as_seq(listed_objs))
+                    if len(gone) > 3:
+                        orders.add(gone)
+        # Atomic: Take and Process per entry; else one Pop per entry (half the budget).
+        acts = line.acts - ({"Pop"} if atomic else {"Take", "Process"})
+        budget = line.budget // 2 if not atomic and "Pop" in line.acts else line.budget
+        lines.append(
+            attrs.evolve(
+                line,
+                acts=acts if budget else frozenset(),
+                budget=budget,
+                hints={"lists": frozenset(lists)},
+            )
+        )
+        previous = line.state
+    return TraceMapping(
+        spec="RealFIFO",
+        lines=tuple(lines),
+        initial=_REAL_INIT,
+        definitions={
+            "TraceKeys": frozenset(keys),
+            "TraceRVs": frozenset(rvs) or frozenset({1}),
+            "TraceObjData": frozenset(objs),
+            "TraceOrderData": frozenset(orders),
+        },
+        substitutions=(
+            "Keys <- TraceKeys",
+            "RVs <- TraceRVs",
+            "MaxQueued = 1",
+            f"Atomic = {'TRUE' if atomic else 'FALSE'}",
+            "Orders <- TraceOrders",
+            "ProducerMayRun <- Unbounded",
+            "TraceObjsIn <- TraceObjData",
+            "OrderHintsIn <- TraceOrderData",
+            "TraceIn <- TraceData",
+        ),
+    )
+
+
+# -- all ---------------------------------------------------------------------------------
 
 
 def _lines(
@@ -591,8 +786,14 @@ def _lines(
     return tuple(out)
 
 
-def map_trace(lines: Iterable[str | Mapping[str, Any]], spec: str = "WorkQueue") -> TraceMapping:
+def map_trace(
+    lines: Iterable[str | Mapping[str, Any]],
+    spec: str = "WorkQueue",
+    *,
+    atomic: bool | None = None,
+) -> TraceMapping:
     """Map a simulator trace (JSON lines or decoded dicts) to ``spec``'s variables.
+    ``atomic`` is RealFIFO's ``Atomic`` (None: from the trace, see ``_is_atomic``).
 
     Raises ValueError for an empty trace, an unknown spec, or a line that lacks what
     the spec needs or holds what it cannot express (each error names the line).
@@ -604,6 +805,8 @@ def map_trace(lines: Iterable[str | Mapping[str, Any]], spec: str = "WorkQueue")
         raise ValueError("the trace is empty")
     if spec == "WorkQueue":
         return _map_workqueue(raws)
+    if spec == "RealFIFO":
+        return _map_real_fifo(raws, atomic)
     return _map_delta_fifo(raws)
 
 
@@ -714,6 +917,7 @@ def validate(
     keep: Path | None = None,
     jar: Path | None = None,
     java: Path | None = None,
+    atomic: bool | None = None,
 ) -> TraceResult:
     """Check with TLC that the trace is a behaviour of ``spec`` (see the module doc).
 
@@ -722,7 +926,7 @@ def validate(
     trace that does not map (:func:`map_trace`), :class:`TlcUnavailable` without a jar
     or java, and :class:`TraceCheckError` when TLC ends without a verdict.
     """
-    mapping = map_trace(trace_lines, spec)
+    mapping = map_trace(trace_lines, spec, atomic=atomic)
     spec_dir = spec_dir if spec_dir is not None else default_spec_dir()
     module_text, cfg_text = trace_module(mapping)
     name = f"{mapping.spec}TraceRun"

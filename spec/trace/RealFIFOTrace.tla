@@ -1,0 +1,105 @@
+---------------------------- MODULE RealFIFOTrace ----------------------------
+(***************************************************************************)
+(* Trace validation for RealFIFO.tla: is a run of the Python simulator    *)
+(* with `--fifo real-atomic` (Atomic = TRUE) or `--fifo real` (Atomic =   *)
+(* FALSE) a behaviour of the spec?  The technique, the records [state,     *)
+(* acts, budget, reset, lists] and the verdict are those of                *)
+(* DeltaFIFOTrace.tla.                                                     *)
+(*                                                                         *)
+(* Mapped (refimpl/tla/trace.py): log, the simulator's FIFO without its   *)
+(* Bookmark entries (the spec has none; processing one changes nothing    *)
+(* mapped); processing = <<>> (the simulator takes and processes an entry *)
+(* in one step, so no line falls between Take and Process); store, synced. *)
+(* Not in the trace, so left to the spec: populated and                    *)
+(* initialPopulationCount.                                                 *)
+(*                                                                         *)
+(* As in DeltaFIFOTrace.tla, SpecStep takes its arguments from subsets     *)
+(* the trace can use, which only narrows Next: TraceObjs (the objects the *)
+(* trace shows), lists (the relist result the line shows, and <<>>) and,  *)
+(* through the cfg's Orders <- TraceOrders, every order of up to 3 keys,  *)
+(* else the orders the trace shows.  ProducerMayRun is overridden with    *)
+(* TRUE: the code's RealFIFO is unbounded.                                 *)
+(***************************************************************************)
+EXTENDS RealFIFO, TLC
+
+CONSTANTS
+    TraceIn,        \* Seq([state, acts, budget, reset, lists])
+    TraceObjsIn,    \* a subset of Objs
+    OrderHintsIn    \* a set of key sequences: orders in which the code queued keys
+
+Trace == TraceIn
+TraceObjs == TraceObjsIn
+OrderHints == OrderHintsIn
+
+VARIABLES
+    i,      \* trace lines matched
+    sub     \* spec steps taken since line i
+
+traceVars == <<vars, i, sub>>
+
+StoreOf(t) ==
+    [k \in Keys |-> IF k \in DOMAIN t.state.store THEN t.state.store[k] ELSE 0]
+
+IsNext(t) ==
+    /\ log' = t.state.log
+    /\ processing' = <<>>
+    /\ store' = StoreOf(t)
+    /\ synced' = t.state.synced
+
+AllOrders(S) == {s \in [1..Cardinality(S) -> S] : Range(s) = S}
+TraceOrders(S) ==
+    IF Cardinality(S) <= 3 THEN AllOrders(S) ELSE {s \in OrderHints : Range(s) = S}
+
+Unbounded == TRUE
+
+SpecStep(t) ==
+    LET acts == t.acts IN
+    \/ "Add" \in acts /\ \E o \in TraceObjs : Add(o)
+    \/ "Update" \in acts /\ \E o \in TraceObjs : Update(o)
+    \/ "Delete" \in acts /\ \E o \in TraceObjs : Delete(o)
+    \/ "Replace" \in acts /\ \E l \in t.lists : Replace(l)
+    \/ "Resync" \in acts /\ Resync
+    \/ "Pop" \in acts /\ Pop
+    \/ "Take" \in acts /\ Take
+    \/ "Process" \in acts /\ Process
+
+TraceInit ==
+    /\ Init
+    /\ i = 0
+    /\ sub = 0
+
+Arrive ==
+    /\ i < Len(Trace)
+    /\ LET t == Trace[i + 1] IN
+        /\ ~t.reset
+        /\ IsNext(t)
+        /\ \/ sub = 0 /\ UNCHANGED vars
+           \/ sub < t.budget /\ SpecStep(t)
+    /\ i' = i + 1
+    /\ sub' = 0
+
+Between ==
+    /\ i < Len(Trace)
+    /\ LET t == Trace[i + 1] IN
+        /\ ~t.reset
+        /\ sub + 1 < t.budget
+        /\ SpecStep(t)
+    /\ sub' = sub + 1
+    /\ UNCHANGED i
+
+(* A new informer: its FIFO and store are in the initial state.            *)
+Restart ==
+    /\ i < Len(Trace)
+    /\ sub = 0
+    /\ Trace[i + 1].reset
+    /\ IsNext(Trace[i + 1])
+    /\ populated' = FALSE
+    /\ initialPopulationCount' = 0
+    /\ Init'
+    /\ i' = i + 1
+    /\ sub' = 0
+
+TraceNext == Arrive \/ Between \/ Restart
+
+ReportLine == sub # 0 \/ PrintT(<<"trace-line", i>>)
+=============================================================================
