@@ -48,6 +48,21 @@ ERROR_KINDS: Final = frozenset(
     }
 )
 
+#: Both FIFOs speak the same operations (their answers differ, not their verbs).
+_FIFO_OPERATIONS = (
+    "add",
+    "update",
+    "delete",
+    "replace",
+    "resync",
+    "pop_nowait",
+    "has_synced",
+    "close",
+    "is_closed",
+    "known_add",
+    "known_delete",
+)
+
 #: Component -> the methods of ``call`` it may support, in a stable order.
 COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
     "queue": ("add", "get_nowait", "done", "len", "shut_down", "shutting_down"),
@@ -85,32 +100,8 @@ COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
         "index_keys",
         "list_index_func_values",
     ),
-    "delta_fifo": (
-        "add",
-        "update",
-        "delete",
-        "replace",
-        "resync",
-        "pop_nowait",
-        "has_synced",
-        "close",
-        "is_closed",
-        "known_add",
-        "known_delete",
-    ),
-    "real_fifo": (
-        "add",
-        "update",
-        "delete",
-        "replace",
-        "resync",
-        "pop_nowait",
-        "has_synced",
-        "close",
-        "is_closed",
-        "known_add",
-        "known_delete",
-    ),
+    "delta_fifo": _FIFO_OPERATIONS,
+    "real_fifo": _FIFO_OPERATIONS,
 }
 
 #: Rate limiter names and their parameters (durations in seconds).

@@ -15,14 +15,12 @@ moment; waiting items are dropped at shutdown.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from refimpl.clock import Clock, RealClock, check_duration
-from refimpl.workqueue.core import check_item
-from refimpl.workqueue.delaying_core import DelayingCore
+from refimpl.clock import Clock, RealClock
+from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
 from refimpl.workqueue.metrics import MetricsProvider, RetryMetrics
 from refimpl.workqueue.queue import Queue
 
@@ -71,10 +69,7 @@ class DelayingQueue(Generic[T]):
         ``delay <= 0`` adds at once. If ``item`` is already waiting, the earlier ready
         time wins. Ignored after shutdown. NaN or +inf delays raise ``ValueError``.
         """
-        check_duration(delay, "add_after")
-        check_item(item)
-        if math.isinf(delay) and delay > 0:
-            raise ValueError("add_after: delay must be finite")
+        check_add_after(item, delay)
         if self.queue.shutting_down():
             return
         if self._retries is not None:

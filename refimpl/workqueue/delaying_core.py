@@ -15,12 +15,25 @@ order unspecified).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["DelayingCore"]
+from refimpl.clock import check_duration
+from refimpl.workqueue.core import check_item
+
+__all__ = ["DelayingCore", "check_add_after"]
 
 T = TypeVar("T", bound=Hashable)
+
+
+def check_add_after(item: object, delay: float) -> None:
+    """Refuse what ``add_after`` cannot honour: an unhashable item, a NaN or +inf delay
+    (Go durations are finite integers); negative and -inf delays mean "now"."""
+    check_duration(delay, "add_after")
+    check_item(item)
+    if math.isinf(delay) and delay > 0:
+        raise ValueError("add_after: delay must be finite")
 
 
 class DelayingCore(Generic[T]):

@@ -66,7 +66,30 @@ def _check_delay(value: float, what: str) -> float:
     return float(value)
 
 
-class ItemExponentialFailureRateLimiter(Generic[T]):
+class _PerItemFailures(Generic[T]):
+    """The per-item failure counter both item limiters keep (client-go: a map under a
+    mutex). ``record`` returns the count *before* this failure."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failures: dict[T, int] = {}
+
+    def record(self, item: T) -> int:
+        with self._lock:
+            before = self._failures.get(item, 0)
+            self._failures[item] = before + 1
+            return before
+
+    def num_requeues(self, item: T) -> int:
+        with self._lock:
+            return self._failures.get(item, 0)
+
+    def forget(self, item: T) -> None:
+        with self._lock:
+            self._failures.pop(item, None)
+
+
+class ItemExponentialFailureRateLimiter(_PerItemFailures[T]):
     """``base * 2**failures``, capped at ``max_delay``; ``forget`` starts over.
 
     With client-go's controller default (5 ms, 1000 s) the n-th consecutive ``when``
@@ -77,49 +100,27 @@ class ItemExponentialFailureRateLimiter(Generic[T]):
     def __init__(self, base_delay: float, max_delay: float) -> None:
         self.base_delay = _check_delay(base_delay, "base_delay")
         self.max_delay = _check_delay(max_delay, "max_delay")
-        self._lock = threading.Lock()
-        self._failures: dict[T, int] = {}
+        super().__init__()
 
     def when(self, item: T) -> float:
-        with self._lock:
-            exp = self._failures.get(item, 0)
-            self._failures[item] = exp + 1
+        exp = self.record(item)
         if self.base_delay > self.max_delay:
             return self.max_delay
         return exponential_delay(self.base_delay, self.max_delay, exp)
 
-    def num_requeues(self, item: T) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
 
-    def forget(self, item: T) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
-
-
-class ItemFastSlowRateLimiter(Generic[T]):
+class ItemFastSlowRateLimiter(_PerItemFailures[T]):
     """``fast_delay`` for the first ``max_fast_attempts`` failures, then ``slow_delay``."""
 
     def __init__(self, fast_delay: float, slow_delay: float, max_fast_attempts: int) -> None:
         self.fast_delay = _check_delay(fast_delay, "fast_delay")
         self.slow_delay = _check_delay(slow_delay, "slow_delay")
         self.max_fast_attempts = max_fast_attempts
-        self._lock = threading.Lock()
-        self._failures: dict[T, int] = {}
+        super().__init__()
 
     def when(self, item: T) -> float:
-        with self._lock:
-            attempts = self._failures.get(item, 0) + 1
-            self._failures[item] = attempts
+        attempts = self.record(item) + 1
         return fast_slow_delay(self.fast_delay, self.slow_delay, self.max_fast_attempts, attempts)
-
-    def num_requeues(self, item: T) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
-
-    def forget(self, item: T) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
 
 
 class BucketRateLimiter(Generic[T]):

@@ -12,21 +12,21 @@ delayed adds fire, as the spec's scheduler does.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import TypeVar
 
-from refimpl.clock import FakeClock, check_duration
-from refimpl.workqueue.core import QueueCore, check_item
-from refimpl.workqueue.delaying_core import DelayingCore
+from refimpl.clock import FakeClock
+from refimpl.workqueue.core import QueueCore
+from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
 from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
+from refimpl.workqueue.rate_limiting import RateLimiting
 
 __all__ = ["VirtualRateLimitingQueue"]
 
 T = TypeVar("T", bound=Hashable)
 
 
-class VirtualRateLimitingQueue(Generic[T]):
+class VirtualRateLimitingQueue(RateLimiting[T]):
     """Same API as :class:`~refimpl.workqueue.RateLimitingQueue`, single-threaded."""
 
     def __init__(
@@ -66,10 +66,7 @@ class VirtualRateLimitingQueue(Generic[T]):
 
     # delaying
     def add_after(self, item: T, delay: float) -> None:
-        check_duration(delay, "add_after")
-        check_item(item)
-        if math.isinf(delay) and delay > 0:
-            raise ValueError("add_after: delay must be finite")
+        check_add_after(item, delay)
         if self.core.shutting_down:
             return
         if delay <= 0:
@@ -98,14 +95,3 @@ class VirtualRateLimitingQueue(Generic[T]):
             self.clock.set_time(ready)
         self.fire_due()
         return True
-
-    # rate limiting
-    def add_rate_limited(self, item: T) -> None:
-        check_item(item)
-        self.add_after(item, self.rate_limiter.when(item))
-
-    def forget(self, item: T) -> None:
-        self.rate_limiter.forget(item)
-
-    def num_requeues(self, item: T) -> int:
-        return self.rate_limiter.num_requeues(item)
