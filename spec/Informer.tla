@@ -28,9 +28,9 @@ VARIABLES
     server,         \* [Keys -> 0..MaxRV]: rv of each live object, 0 = absent
     history,        \* Seq([type, key, rv]): every write's watch event; rv = index
     compacted,      \* events up to this rv can no longer be watched from
-    reflector,      \* "list" | "watch" | "rewatch"
-    watchPos,       \* rv the current watch has delivered up to
-    lastSyncRV,     \* the reflector's last synced resourceVersion
+    reflector,      \* "list" | "connect" (a watch request in flight) | "watch"
+    lastSyncRV,     \* the reflector's last synced resourceVersion; while it
+                    \* watches, also how far its watch has delivered (rv = index)
     queue, items, populated, initialPopulationCount, synced,   \* the DeltaFIFO
     store,          \* the indexer: [Keys -> 0..MaxRV]
     notifications,  \* Seq(notification): the listener's buffer
@@ -39,7 +39,7 @@ VARIABLES
     applied         \* set of notifications whose store update has happened (history)
 
 serverVars == <<server, history, compacted>>
-reflectorVars == <<reflector, watchPos, lastSyncRV>>
+reflectorVars == <<reflector, lastSyncRV>>
 fifoVars == <<queue, items, populated, initialPopulationCount, synced>>
 handlerVars == <<notifications, view, lastRV>>
 vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied>>
@@ -73,42 +73,42 @@ Compact ==
 
 -----------------------------------------------------------------------------
 (* The reflector.  List: the server's objects, in any order, into          *)
-(* DeltaFIFO.Replace; then watch from the list's resourceVersion.          *)
+(* DeltaFIFO.Replace; then it asks for a watch from the list's             *)
+(* resourceVersion ("connect": the request is in flight, so a compaction   *)
+(* can still make it fail).                                                *)
 ServerObjs == {DF!Obj(k, server[k]) : k \in {x \in Keys : server[x] # 0}}
 
 List ==
     /\ reflector = "list"
     /\ \E l \in DF!Orders(ServerObjs) :
          \E order \in DF!Orders(DF!StoreOnlyGone(l)) : DF!ReplaceWith(l, order)
-    /\ reflector' = "watch"
-    /\ watchPos' = Len(history)
+    /\ reflector' = "connect"
     /\ lastSyncRV' = Len(history)
     /\ UNCHANGED <<serverVars, store, handlerVars, applied>>
 
 (* The watch delivers the next event, in order, never invented.            *)
 WatchEvent ==
     /\ reflector = "watch"
-    /\ watchPos < Len(history)
-    /\ LET e == history[watchPos + 1]
+    /\ lastSyncRV < Len(history)
+    /\ LET e == history[lastSyncRV + 1]
            o == DF!Obj(e.key, e.rv)
        IN /\ CASE e.type = "ADDED" -> DF!Add(o)
                [] e.type = "MODIFIED" -> DF!Update(o)
                [] e.type = "DELETED" -> DF!Delete(o)
           /\ lastSyncRV' = e.rv
-    /\ watchPos' = watchPos + 1
     /\ UNCHANGED <<serverVars, reflector, handlerVars, applied>>
 
 WatchDrop ==
     /\ reflector = "watch"
-    /\ reflector' = "rewatch"
-    /\ UNCHANGED <<serverVars, watchPos, lastSyncRV, fifoVars, store, handlerVars, applied>>
+    /\ reflector' = "connect"
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
 
-(* Re-watch from the last synced rv; 410 Gone if it was compacted away.    *)
-Rewatch ==
-    /\ reflector = "rewatch"
-    /\ IF lastSyncRV < compacted
-       THEN reflector' = "list" /\ UNCHANGED watchPos
-       ELSE reflector' = "watch" /\ watchPos' = lastSyncRV
+(* The watch request from the last synced rv is answered: the watch is    *)
+(* open, or 410 Gone if that rv was compacted away (then, after a backoff, *)
+(* relist).  A dropped watch asks again from the same rv.                  *)
+Connect ==
+    /\ reflector = "connect"
+    /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
     /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
 
 -----------------------------------------------------------------------------
@@ -142,7 +142,6 @@ Init ==
     /\ history = <<>>
     /\ compacted = 0
     /\ reflector = "list"
-    /\ watchPos = 0
     /\ lastSyncRV = 0
     /\ DF!Init
     /\ notifications = <<>>
@@ -153,11 +152,11 @@ Init ==
 Next ==
     \/ \E k \in Keys : Write(k)
     \/ Compact
-    \/ List \/ WatchEvent \/ WatchDrop \/ Rewatch
+    \/ List \/ WatchEvent \/ WatchDrop \/ Connect
     \/ Process \/ Handle
 
 Fairness ==
-    /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Rewatch)
+    /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Connect)
     /\ WF_vars(Process) /\ WF_vars(Handle)
 
 Spec == Init /\ [][Next]_vars /\ Fairness

@@ -30,9 +30,9 @@ VARIABLES
     server,         \* [Keys -> 0..MaxRV]: rv of each live object, 0 = absent
     history,        \* Seq([type, key, rv]): every write's watch event; rv = index
     compacted,      \* events up to this rv can no longer be watched from
-    reflector,      \* "list" | "watch" | "rewatch"
-    watchPos,       \* rv the current watch has delivered up to
-    lastSyncRV,     \* the reflector's last synced resourceVersion
+    reflector,      \* "list" | "connect" (a watch request in flight) | "watch"
+    lastSyncRV,     \* the reflector's last synced resourceVersion; while it
+                    \* watches, also how far its watch has delivered (rv = index)
     log, processing, populated, initialPopulationCount, synced,   \* the RealFIFO
     store,          \* the indexer: [Keys -> 0..MaxRV]
     notifications,  \* Seq(notification): the listener's buffer
@@ -41,7 +41,7 @@ VARIABLES
     applied         \* set of notifications whose store update has happened (history)
 
 serverVars == <<server, history, compacted>>
-reflectorVars == <<reflector, watchPos, lastSyncRV>>
+reflectorVars == <<reflector, lastSyncRV>>
 fifoVars == <<log, processing, populated, initialPopulationCount, synced>>
 handlerVars == <<notifications, view, lastRV>>
 vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied>>
@@ -75,39 +75,36 @@ Compact ==
 
 -----------------------------------------------------------------------------
 (* The reflector.  List: the server's objects, in any order, appended as   *)
-(* one ReplacedAll entry; then watch from the list's resourceVersion.      *)
+(* one ReplacedAll entry; then it asks for a watch from the list's         *)
+(* resourceVersion ("connect": the request is in flight).                  *)
 ServerObjs == {RF!Obj(k, server[k]) : k \in {x \in Keys : server[x] # 0}}
 
 List ==
     /\ reflector = "list"
     /\ \E l \in RF!Orders(ServerObjs) : RF!Replace(l)
-    /\ reflector' = "watch"
-    /\ watchPos' = Len(history)
+    /\ reflector' = "connect"
     /\ lastSyncRV' = Len(history)
     /\ UNCHANGED <<serverVars, handlerVars, applied>>
 
 WatchEvent ==
     /\ reflector = "watch"
-    /\ watchPos < Len(history)
-    /\ LET e == history[watchPos + 1]
+    /\ lastSyncRV < Len(history)
+    /\ LET e == history[lastSyncRV + 1]
            o == RF!Obj(e.key, e.rv)
        IN /\ CASE e.type = "ADDED" -> RF!Add(o)
                [] e.type = "MODIFIED" -> RF!Update(o)
                [] e.type = "DELETED" -> RF!Delete(o)
           /\ lastSyncRV' = e.rv
-    /\ watchPos' = watchPos + 1
     /\ UNCHANGED <<serverVars, reflector, initialPopulationCount, handlerVars, applied>>
 
 WatchDrop ==
     /\ reflector = "watch"
-    /\ reflector' = "rewatch"
-    /\ UNCHANGED <<serverVars, watchPos, lastSyncRV, fifoVars, store, handlerVars, applied>>
+    /\ reflector' = "connect"
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
 
-Rewatch ==
-    /\ reflector = "rewatch"
-    /\ IF lastSyncRV < compacted
-       THEN reflector' = "list" /\ UNCHANGED watchPos
-       ELSE reflector' = "watch" /\ watchPos' = lastSyncRV
+Connect ==
+    /\ reflector = "connect"
+    /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
     /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
 
 -----------------------------------------------------------------------------
@@ -156,7 +153,6 @@ Init ==
     /\ history = <<>>
     /\ compacted = 0
     /\ reflector = "list"
-    /\ watchPos = 0
     /\ lastSyncRV = 0
     /\ RF!Init
     /\ notifications = <<>>
@@ -167,11 +163,11 @@ Init ==
 Next ==
     \/ \E k \in Keys : Write(k)
     \/ Compact
-    \/ List \/ WatchEvent \/ WatchDrop \/ Rewatch
+    \/ List \/ WatchEvent \/ WatchDrop \/ Connect
     \/ Take \/ ProcessEntry \/ Handle
 
 Fairness ==
-    /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Rewatch)
+    /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Connect)
     /\ WF_vars(Take) /\ WF_vars(ProcessEntry) /\ WF_vars(Handle)
 
 Spec == Init /\ [][Next]_vars /\ Fairness

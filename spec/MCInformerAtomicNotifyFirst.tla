@@ -31,7 +31,7 @@ StoreAfter ==
 NextNotifyFirst ==
     \/ (\E k \in Keys : Write(k)) /\ UNCHANGED staged
     \/ Compact /\ UNCHANGED staged
-    \/ (List \/ WatchEvent \/ WatchDrop \/ Rewatch) /\ UNCHANGED staged
+    \/ (List \/ WatchEvent \/ WatchDrop \/ Connect) /\ UNCHANGED staged
     \/ Take /\ UNCHANGED staged
     \/ ProcessEntry /\ processing[1].delta.type # "ReplacedAll" /\ UNCHANGED staged
     \/ NotifyFirst \/ StoreAfter

@@ -35,7 +35,7 @@ StoreAfter ==
 NextHandlerFirst ==
     \/ (\E k \in Keys : Write(k)) /\ UNCHANGED staged
     \/ Compact /\ UNCHANGED staged
-    \/ (List \/ WatchEvent \/ WatchDrop \/ Rewatch) /\ UNCHANGED staged
+    \/ (List \/ WatchEvent \/ WatchDrop \/ Connect) /\ UNCHANGED staged
     \/ NotifyFirst \/ StoreAfter
     \/ Handle /\ UNCHANGED staged
 

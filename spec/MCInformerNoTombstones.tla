@@ -18,19 +18,18 @@ ListNoTombstones ==
             ELSE /\ populated' = TRUE
                  /\ initialPopulationCount' = Len(l)
                  /\ synced' = (Len(l) = 0)
-    /\ reflector' = "watch"
-    /\ watchPos' = Len(history)
+    /\ reflector' = "connect"
     /\ lastSyncRV' = Len(history)
     /\ UNCHANGED <<serverVars, store, handlerVars, applied>>
 
 NextNoTombstones ==
     \/ \E k \in Keys : Write(k)
     \/ Compact
-    \/ ListNoTombstones \/ WatchEvent \/ WatchDrop \/ Rewatch
+    \/ ListNoTombstones \/ WatchEvent \/ WatchDrop \/ Connect
     \/ Process \/ Handle
 
 SpecNoTombstones ==
     /\ Init /\ [][NextNoTombstones]_vars
-    /\ WF_vars(ListNoTombstones) /\ SF_vars(WatchEvent) /\ WF_vars(Rewatch)
+    /\ WF_vars(ListNoTombstones) /\ SF_vars(WatchEvent) /\ WF_vars(Connect)
     /\ WF_vars(Process) /\ WF_vars(Handle)
 =============================================================================

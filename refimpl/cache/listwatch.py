@@ -4,8 +4,8 @@ Owns no state beyond a pager's page size; never sleeps, reads a clock or starts 
 thread (a watch's ``next_event`` may block, as the server that made it decides). Ports
 ``tools/cache/listwatch.go`` (``Lister``, ``Watcher``, ``ListerWatcher``, ``ListWatch``)
 and ``tools/pager/pager.go`` (``ListPager.List``: pages of 500, full-list fallback on an
-expired continue token). Below the TLA+ abstraction: ``spec/Reflector.tla`` models a
-list as one atomic action ``List`` returning the server state at some rv.
+expired continue token). Below the TLA+ abstraction: ``spec/Informer.tla`` models a
+list (all its pages) as one atomic action ``List`` returning the server's current state.
 """
 
 from __future__ import annotations

@@ -8,9 +8,13 @@ is client-go's control flow (Run / ListAndWatch / list / watch / handleWatch /
 watchList) as a generator that *yields* wherever Go would block -- waiting for a watch
 event or for a backoff delay -- so the same code runs under threads (:class:`Reflector`)
 and one step at a time (:class:`SteppedReflector`, for simulators and Hypothesis).
-Ports ``tools/cache/reflector.go`` and ``retry_with_deadline.go``. Refines
-``spec/Reflector.tla``: variables ``lastSyncRV``, ``rvUnavailable``, ``phase`` (list /
-watch / backoff) and the store writes ``Replace``/``Add``/``Update``/``Delete``.
+Ports ``tools/cache/reflector.go`` and ``retry_with_deadline.go``. Refines the
+reflector of ``spec/Informer.tla`` and ``spec/InformerAtomic.tla``: variables
+``reflector`` (where the loop is parked: "list" before a list or in the backoff before a
+relist, "connect" while a watch request is unanswered, "watch") and ``lastSyncRV``;
+actions ``List``, ``Connect``, ``WatchEvent``, ``WatchDrop`` (the mapping, replayed over
+the models' whole state graphs in CI, is ``refimpl/tla/refine_informer.py``). Not in
+the specs: list errors, 429s, internal-error retries, watch-list, resync, bookmarks.
 
 Deliberate differences from client-go (each keeps every observable order Go allows):
 

@@ -5,8 +5,8 @@ never sleeps or starts a thread -- it only *computes* delays, reading the inject
 (for the reset rule) and the injected ``random.Random`` (for jitter, so a seed replays).
 Ports ``k8s.io/apimachinery/pkg/util/wait`` (``Backoff.Step``, ``delay``, ``Jitter``,
 ``Backoff.DelayWithReset``, ``backoffManager.Step``) with the reflector's defaults from
-``tools/cache/reflector.go``. Refines nothing: ``spec/Reflector.tla`` abstracts every
-delay as a non-deterministic wait.
+``tools/cache/reflector.go``. Refines nothing: the reflector actions of
+``spec/Informer.tla`` abstract every delay as a non-deterministic wait.
 
 Times are float seconds (Go truncates durations to nanoseconds; we do not).
 """

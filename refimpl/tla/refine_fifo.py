@@ -56,10 +56,14 @@ from refimpl.tla.values import Fn, Value
 __all__ = [
     "DeltaFIFOMapping",
     "RealFIFOMapping",
+    "delta_fifo_vars",
     "delta_from_spec",
     "delta_to_spec",
+    "load_delta_fifo",
+    "load_real_fifo",
     "object_from_spec",
     "object_to_spec",
+    "real_fifo_vars",
     "relists",
 ]
 
@@ -129,6 +133,74 @@ def store_to_spec(store: Indexer, keys: Iterable[str]) -> Fn:
         obj, exists = store.get_by_key(key)
         out[key] = int(obj.resource_version) if exists and isinstance(obj, Object) else 0
     return Fn(out)
+
+
+def _load_sync(core: DeltaFIFOCore | RealFIFOCore, state: Mapping[str, Value]) -> None:
+    core.populated = bool(state["populated"])
+    count = state["initialPopulationCount"]
+    if not isinstance(count, int):
+        raise TypeError(f"spec variable initialPopulationCount should be an int: {count!r}")
+    core.initial_population_count = count
+    core.synced = bool(state["synced"])
+
+
+def load_delta_fifo(core: DeltaFIFOCore, state: Mapping[str, Value]) -> None:
+    """Put ``core`` in the DeltaFIFO state named by the spec variables ``queue``,
+    ``items``, ``populated``, ``initialPopulationCount`` and ``synced``."""
+    queue = state["queue"]
+    items = state["items"]
+    if not isinstance(queue, tuple) or not isinstance(items, Fn):
+        raise TypeError(f"spec variables queue/items malformed: {queue!r}, {items!r}")
+    core.queue = deque(str(k) for k in queue)
+    core.items = {
+        str(k): [delta_from_spec(d) for d in ds]
+        for k, ds in items.items()
+        if isinstance(ds, tuple) and ds
+    }
+    _load_sync(core, state)
+
+
+def delta_fifo_vars(core: DeltaFIFOCore, keys: Iterable[str]) -> dict[str, Value]:
+    """The DeltaFIFO spec variables of ``core`` (the inverse of :func:`load_delta_fifo`)."""
+    items: dict[Value, Value] = {
+        k: tuple(delta_to_spec(d) for d in core.items.get(k, [])) for k in keys
+    }
+    return {
+        "queue": tuple(core.queue),
+        "items": Fn(items),
+        "populated": core.populated,
+        "initialPopulationCount": core.initial_population_count,
+        "synced": core.synced,
+    }
+
+
+def load_real_fifo(core: RealFIFOCore, state: Mapping[str, Value]) -> list[tuple[Delta, bool]]:
+    """Put ``core`` in the RealFIFO state named by ``log``, ``populated``,
+    ``initialPopulationCount`` and ``synced``; returns the entry ``processing`` names
+    (taken by the caller, not held by the core), if any."""
+    log = state["log"]
+    if not isinstance(log, tuple):
+        raise TypeError(f"spec variable log should be a sequence: {log!r}")
+    core.items = deque(delta_from_spec(d) for d in log)
+    _load_sync(core, state)
+    taken: list[tuple[Delta, bool]] = []
+    processing = state.get("processing", ())
+    assert isinstance(processing, tuple)
+    for entry in processing:
+        assert isinstance(entry, Fn)
+        taken.append((delta_from_spec(entry["delta"]), bool(entry["initial"])))
+    return taken
+
+
+def real_fifo_vars(core: RealFIFOCore, taken: Sequence[tuple[Delta, bool]]) -> dict[str, Value]:
+    """The RealFIFO spec variables of ``core`` plus the taken entry (``processing``)."""
+    return {
+        "log": tuple(delta_to_spec(d) for d in core.items),
+        "populated": core.populated,
+        "initialPopulationCount": core.initial_population_count,
+        "synced": core.synced,
+        "processing": tuple(Fn({"delta": delta_to_spec(d), "initial": i}) for d, i in taken),
+    }
 
 
 def relists(keys: Sequence[str], rvs: Sequence[int]) -> list[tuple[Fn, ...]]:
@@ -203,34 +275,11 @@ class DeltaFIFOMapping:
         store = store_from_spec(state["store"])
         known = _Ordered(store, order if order is not None else tuple(store.list_keys()))
         core = self.factory(known_objects=known, emit_delta_type_replaced=True)
-        queue = state["queue"]
-        items = state["items"]
-        assert isinstance(queue, tuple) and isinstance(items, Fn)
-        core.queue = deque(str(k) for k in queue)
-        core.items = {
-            str(k): [delta_from_spec(d) for d in ds]
-            for k, ds in items.items()
-            if isinstance(ds, tuple) and ds
-        }
-        core.populated = bool(state["populated"])
-        count = state["initialPopulationCount"]
-        assert isinstance(count, int)
-        core.initial_population_count = count
-        core.synced = bool(state["synced"])
+        load_delta_fifo(core, state)
         return core, store
 
     def spec_state(self, core: DeltaFIFOCore, store: Indexer) -> dict[str, Value]:
-        items: dict[Value, Value] = {
-            k: tuple(delta_to_spec(d) for d in core.items.get(k, [])) for k in self.keys
-        }
-        return {
-            "queue": tuple(core.queue),
-            "items": Fn(items),
-            "populated": core.populated,
-            "initialPopulationCount": core.initial_population_count,
-            "synced": core.synced,
-            "store": store_to_spec(store, self.keys),
-        }
+        return {**delta_fifo_vars(core, self.keys), "store": store_to_spec(store, self.keys)}
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
         moves: list[Move] = []
@@ -279,34 +328,12 @@ class RealFIFOMapping:
         else:
             known = _Ordered(store, order if order is not None else tuple(store.list_keys()))
             core = self.factory(known_objects=known)
-        log = state["log"]
-        assert isinstance(log, tuple)
-        core.items = deque(delta_from_spec(d) for d in log)
-        core.populated = bool(state["populated"])
-        count = state["initialPopulationCount"]
-        assert isinstance(count, int)
-        core.initial_population_count = count
-        core.synced = bool(state["synced"])
-        taken: list[tuple[Delta, bool]] = []
-        processing = state.get("processing", ())
-        assert isinstance(processing, tuple)
-        for entry in processing:
-            assert isinstance(entry, Fn)
-            taken.append((delta_from_spec(entry["delta"]), bool(entry["initial"])))
-        return core, store, taken
+        return core, store, load_real_fifo(core, state)
 
     def spec_state(
         self, core: RealFIFOCore, store: Indexer, taken: list[tuple[Delta, bool]]
     ) -> dict[str, Value]:
-        state: dict[str, Value] = {
-            "log": tuple(delta_to_spec(d) for d in core.items),
-            "populated": core.populated,
-            "initialPopulationCount": core.initial_population_count,
-            "synced": core.synced,
-            "store": store_to_spec(store, self.keys),
-            "processing": tuple(Fn({"delta": delta_to_spec(d), "initial": i}) for d, i in taken),
-        }
-        return state
+        return {**real_fifo_vars(core, taken), "store": store_to_spec(store, self.keys)}
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
         moves: list[Move] = []

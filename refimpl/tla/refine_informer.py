@@ -1,0 +1,610 @@
+"""The refinement mapping from the informer code to spec/Informer.tla and InformerAtomic.tla.
+
+Owns no state; builds the whole informer -- server, reflector, FIFO, indexer, listener --
+in a spec state, makes each move, and reads the result back. The code under replay is
+:class:`~refimpl.apiserver.ApiServerCore` (the server), client-go's reflector control
+flow (:class:`~refimpl.cache.reflector.ReflectorLoop`, driven one park point at a time,
+as :class:`~refimpl.cache.reflector.SteppedReflector` does), the FIFO core and indexer
+of an :class:`~refimpl.cache.informer_core.InformerCore` (``FifoMode.DELTA`` for
+Informer.tla, ``FifoMode.REAL_ATOMIC`` unbatched for InformerAtomic.tla), its
+``process_next``/``process_deltas`` and the listener's buffer. Only the handler at the
+end of the line is the replay's own: it records ``view`` and ``lastRV``.
+
+Resource versions: the code's server starts at rv 1, the spec's history at 0, so every
+rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
+
+    server[k]          objects[k].resource_version        (absent: 0)
+    history            the spec's writes up to ``compacted`` + server.log (the rest)
+    compacted          server.compacted_rv
+    reflector          where ReflectorLoop is parked: not started or in the backoff
+                       sleep before a relist = "list"; waiting on a watch whose request
+                       the server has not answered yet = "connect"; waiting on an open
+                       watch = "watch"
+    lastSyncRV         core.last_sync_resource_version ("" before the first list = 0)
+    queue/items/...    the DeltaFIFO core (refine_fifo.load_delta_fifo)
+    log/processing/... the atomic RealFIFO core (refine_fifo.load_real_fifo)
+    store              the informer's indexer
+    notifications      listener.pending (add / update / delete, key, rv of the object)
+    view, lastRV       the recording handler
+    applied            the spec's set + what InformerCore.on_applied reports
+
+and the actions::
+
+    Write(k)       server.create / update / delete_key
+    Compact        server.compact(newest rv)
+    List           resume the loop: list (the server's items, handed over in every
+                   order), FIFO replace, ask for a watch -> parks on that watch
+    Connect        the server answers the watch request: the watch opens; if it opens
+                   with a 410 ERROR event (its rv was compacted away) that event is
+                   handed to the loop, which returns to its backoff sleep
+    WatchEvent     hand the loop the watch's next event (FIFO add / update / delete)
+    WatchDrop      the watch ends cleanly after > 1 s (a shorter, empty watch is an
+                   error in client-go, not modelled): the loop asks for a new watch
+    Process        InformerCore.process_next()                            (DELTA)
+    Take           fifo.take_one()                                        (atomic)
+    ProcessEntry   process_deltas(informer, indexer, [entry]); fifo.finish(1)
+    Handle         listener.dispatch_one()
+
+Go's map order (the order of relist tombstones from the store, and of the deletions a
+ReplacedAll computes) is any order in the specs: the indexer is filled in every order
+of its keys, and its iteration order is its insertion order, so each order Go may
+produce is one code move. The spec does not record an update's old object; a rebuilt
+update notification carries the new object twice (the handler reads only the new).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from typing import Protocol, cast
+
+import attrs
+
+from refimpl.apiserver import ERROR, ApiServerCore, CoreWatch, Expired, ListResult
+from refimpl.cache.controller import process_deltas
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import Delta
+from refimpl.cache.informer_core import (
+    AppliedKind,
+    FifoMode,
+    FifoWriter,
+    InformerCore,
+    ProcessFunc,
+)
+from refimpl.cache.listwatch import ListOptions, Watch, WatchEvent
+from refimpl.cache.processor import (
+    AddNotification,
+    DeleteNotification,
+    Notification,
+    ProcessorListener,
+    UpdateNotification,
+)
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.reflector import (
+    VERY_SHORT_WATCH,
+    ReflectorCore,
+    ReflectorLoop,
+    ReflectorStore,
+    WaitForEvent,
+    WaitUntil,
+)
+from refimpl.clock import FakeClock
+from refimpl.meta import DeletedFinalStateUnknown, Object
+from refimpl.tla.refine_fifo import (
+    delta_fifo_vars,
+    load_delta_fifo,
+    load_real_fifo,
+    real_fifo_vars,
+)
+from refimpl.tla.replay import Move
+from refimpl.tla.values import Fn, Value
+
+__all__ = ["InformerMapping", "shift_rvs"]
+
+#: The loop's park points as the driver sees them (None: not started yet).
+Park = WaitForEvent | WaitUntil | None
+
+
+class _MoveSink(Protocol):
+    def __call__(self, action: str, built: _Informer, args: tuple[Value, ...] = ()) -> None: ...
+
+
+_WRITE_TYPES = {"ADDED", "MODIFIED", "DELETED"}
+
+
+def shift_rvs(value: Value, by: int) -> Value:
+    """``value`` with every non-zero ``rv`` field of a record moved by ``by``."""
+    if isinstance(value, Fn):
+        out: dict[Value, Value] = {}
+        for k, v in value.items():
+            if k == "rv" and isinstance(v, int) and not isinstance(v, bool):
+                out[k] = v + by if v else 0
+            else:
+                out[k] = shift_rvs(v, by)
+        return Fn(out)
+    if isinstance(value, tuple):
+        return tuple(shift_rvs(v, by) for v in value)
+    if isinstance(value, frozenset):
+        return frozenset(shift_rvs(v, by) for v in value)
+    return value
+
+
+def _rv_map(value: Value, by: int) -> dict[str, int]:
+    """A spec ``[Keys -> rv]`` as key -> code rv (0 stays 0)."""
+    if not isinstance(value, Fn):
+        raise TypeError(f"expected a function from keys to rvs, got {value!r}")
+    return {str(k): (int(cast(int, v)) + by if v else 0) for k, v in value.items()}
+
+
+def _spec_rv(resource_version: str) -> int:
+    return int(resource_version) - 1 if resource_version else 0
+
+
+def _object_rv(obj: object) -> int:
+    """The spec rv of an object or tombstone (0: a tombstone without an object)."""
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return _spec_rv(obj.obj.resource_version) if obj.obj is not None else 0
+    if isinstance(obj, Object):
+        return _spec_rv(obj.resource_version)
+    raise TypeError(f"no spec rv for {obj!r}")
+
+
+def _object_key(obj: object) -> str:
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    if isinstance(obj, Object):
+        return obj.name
+    raise TypeError(f"no spec key for {obj!r}")
+
+
+def _note(kind: str, obj: object) -> Fn:
+    return Fn({"type": kind, "key": _object_key(obj), "rv": _object_rv(obj)})
+
+
+def _note_of(n: Notification) -> Fn:
+    if isinstance(n, AddNotification):
+        return _note("add", n.new_obj)
+    if isinstance(n, UpdateNotification):
+        return _note("update", n.new_obj)
+    return _note("delete", n.old_obj)
+
+
+def _notification(note: Value) -> Notification:
+    """A spec notification (rvs already in code numbering) as a listener entry."""
+    if not isinstance(note, Fn):
+        raise TypeError(f"not a spec notification: {note!r}")
+    key, rv, kind = str(note["key"]), note["rv"], note["type"]
+    assert isinstance(rv, int)
+    obj = Object(name=key, resource_version=str(rv)) if rv else None
+    if kind == "delete":
+        return DeleteNotification(obj if obj is not None else DeletedFinalStateUnknown(key, None))
+    assert obj is not None, note
+    if kind == "update":
+        return UpdateNotification(obj, obj)
+    return AddNotification(obj, False)
+
+
+class _Handler:
+    """The handler at the end of the listener: its level view and last rv per key
+    (spec numbering)."""
+
+    def __init__(self, view: dict[str, int], last_rv: dict[str, int]) -> None:
+        self.view = view
+        self.last_rv = last_rv
+
+    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+        self.view[_object_key(obj)] = self.last_rv[_object_key(obj)] = _object_rv(obj)
+
+    def on_update(self, old: object, new: object) -> None:
+        self.on_add(new, False)
+
+    def on_delete(self, obj: object) -> None:
+        self.view[_object_key(obj)] = 0
+        self.last_rv[_object_key(obj)] = _object_rv(obj)
+
+
+class _PendingWatch:
+    """A watch request on the wire: the server answers it only at :meth:`connect`,
+    so "request sent, not answered" is a state the replay can stop in."""
+
+    def __init__(self, server: ApiServerCore, options: ListOptions) -> None:
+        self._server = server
+        self.options = options
+        self.watch: CoreWatch | None = None
+        self._stopped = False
+
+    def connect(self) -> CoreWatch:
+        self.watch = self._server.watch(
+            self.options.resource_version, allow_bookmarks=self.options.allow_watch_bookmarks
+        )
+        if self._stopped:
+            self.watch.stop()
+        return self.watch
+
+    def next_event(self, timeout: float | None = None) -> WatchEvent | None:
+        if self.watch is None:
+            raise RuntimeError("the replay hands events over itself; nothing reads a watch")
+        return self.watch.next_event(0)
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self.watch is not None:
+            self.watch.stop()
+
+
+@attrs.define
+class _ListerWatcher:
+    """Lists the server with its items in ``order`` (by key; the spec lists in any
+    order) and answers watches with a :class:`_PendingWatch`. While ``script`` is set
+    it is not the server that answers but the script: used only to walk the loop to
+    a park point before the state is loaded."""
+
+    server: ApiServerCore
+    order: tuple[str, ...] = ()
+    script: ListResult | None = None
+
+    def list(self, options: ListOptions) -> ListResult:
+        if self.script is not None:
+            return self.script
+        result = self.server.list(options.resource_version)
+        rank = {k: i for i, k in enumerate(self.order)}
+        items = sorted(result.items, key=lambda o: rank.get(o.name, len(rank)))
+        return ListResult(tuple(items), result.resource_version, result.continue_token)
+
+    def watch(self, options: ListOptions) -> Watch:
+        return _PendingWatch(self.server, options)
+
+
+class _SwitchStore:
+    """The reflector's store: nowhere while the loop is walked to its park point,
+    then the informer's FIFO writer."""
+
+    def __init__(self) -> None:
+        self.target: ReflectorStore | None = None
+
+    def _to(self) -> ReflectorStore:
+        if self.target is None:
+            raise _Discard
+        return self.target
+
+    def add(self, obj: object) -> None:
+        self._to().add(obj)
+
+    def update(self, obj: object) -> None:
+        self._to().update(obj)
+
+    def delete(self, obj: object) -> None:
+        self._to().delete(obj)
+
+    def replace(self, objects: Sequence[object], resource_version: str) -> None:
+        if self.target is not None:
+            self.target.replace(objects, resource_version)
+
+    def resync(self) -> None:
+        self._to().resync()
+
+
+class _Discard(Exception):
+    pass
+
+
+class _NeverStop:
+    def is_set(self) -> bool:
+        return False
+
+
+@attrs.define
+class _Informer:
+    """One rebuilt informer: every part the mapping reads back."""
+
+    server: ApiServerCore
+    spec_history: tuple[Value, ...]
+    lw: _ListerWatcher
+    core: ReflectorCore
+    loop: Generator[object, object, None]
+    park: Park
+    clock: FakeClock
+    informer: InformerCore
+    listener: ProcessorListener
+    handler: _Handler
+    applied: set[Value]
+    taken: list[tuple[Delta, bool]]
+
+    def resume(self, answer: object) -> None:
+        """Hand ``answer`` to the loop and run it to its next park point."""
+        self.park = cast(Park, self.loop.send(answer))
+
+
+@attrs.frozen
+class InformerMapping:
+    """Callable for :func:`refimpl.tla.replay.replay` over an informer graph.
+
+    ``keys`` and ``max_rv`` are the model's constants; ``mode`` is
+    ``FifoMode.DELTA`` (Informer.tla) or ``FifoMode.REAL_ATOMIC`` (InformerAtomic.tla).
+    The factories build the parts under test (broken ones in tests).
+    """
+
+    keys: tuple[str, ...]
+    max_rv: int
+    mode: FifoMode
+    informer_factory: type[InformerCore] = InformerCore
+    process: ProcessFunc = process_deltas
+    server_factory: type[ApiServerCore] = ApiServerCore
+    reflector_core_factory: type[ReflectorCore] = ReflectorCore
+
+    def __attrs_post_init__(self) -> None:
+        if self.mode not in (FifoMode.DELTA, FifoMode.REAL_ATOMIC):
+            raise ValueError(f"no spec models an informer in mode {self.mode}")
+
+    # -- building -------------------------------------------------------------------
+
+    def _server(self, history: tuple[Value, ...]) -> ApiServerCore:
+        server = self.server_factory()
+        for entry in history:
+            assert isinstance(entry, Fn) and entry["type"] in _WRITE_TYPES, entry
+            key = str(entry["key"])
+            if entry["type"] == "ADDED":
+                server.create(Object(name=key))
+            elif entry["type"] == "MODIFIED":
+                self._modify(server, key)
+            else:
+                server.delete_key(key)
+        return server
+
+    @staticmethod
+    def _modify(server: ApiServerCore, key: str) -> None:
+        current = server.objects[key]
+        server.update(current.evolve(labels={"write": str(server.rv + 1)}))
+
+    def build(
+        self,
+        state: Mapping[str, Value],
+        store_order: tuple[str, ...] | None = None,
+        list_order: tuple[str, ...] = (),
+    ) -> _Informer:
+        history = state["history"]
+        compacted = state["compacted"]
+        last_sync = state["lastSyncRV"]
+        phase = state["reflector"]
+        assert isinstance(history, tuple) and isinstance(compacted, int)
+        assert isinstance(last_sync, int) and phase in ("list", "connect", "watch")
+        server = self._server(history)
+        clock = FakeClock(0.0)
+        lw = _ListerWatcher(server, list_order)
+        applied: set[Value] = set()
+
+        def on_applied(kind: AppliedKind, obj: object, old: object | None) -> None:
+            # A notification counts as applied only if the store shows it when it is
+            # distributed: what the spec's StoreBeforeHandler asks of the code.
+            stored, exists = informer.indexer.get_by_key(_object_key(obj))
+            shown = not exists if kind == "delete" else exists and stored == obj
+            if shown:
+                applied.add(_note(kind, obj))
+
+        informer = self.informer_factory(
+            lw, clock=clock, fifo_mode=self.mode, batch=False, on_applied=on_applied
+        )
+        store = _SwitchStore()
+        core = self.reflector_core_factory()
+        loop = ReflectorLoop(
+            lw,
+            store,
+            core,
+            name="replay",
+            clock=clock,
+            rng=random.Random(0),
+            delay=lambda: 1.0,
+            stop=_NeverStop(),
+        ).run()
+        built = _Informer(
+            server=server,
+            spec_history=history,
+            lw=lw,
+            core=core,
+            loop=loop,
+            park=None,
+            clock=clock,
+            informer=informer,
+            listener=self._listener(state),
+            handler=cast(_Handler, None),
+            applied=applied,
+            taken=[],
+        )
+        built.handler = cast(_Handler, built.listener.handler)
+        self._walk_loop(built, phase, last_sync, bool(state["populated"]))
+        if compacted:
+            server.compact(compacted + 1)
+        store.target = FifoWriter(informer.fifo_core, informer)
+        informer.processor.add_listener(built.listener)
+        informer.processor.run()  # not threaded: marks the listeners started
+        self._load_fifo_and_store(built, state, store_order)
+        spec_applied = state["applied"]
+        assert isinstance(spec_applied, frozenset)
+        applied.update(spec_applied)
+        return built
+
+    def _walk_loop(self, built: _Informer, phase: Value, last_sync: int, listed: bool) -> None:
+        """Run the loop on a scripted list-watcher to the park point ``phase`` names,
+        with ``lastSyncRV`` as its last synced rv."""
+        rv = str(last_sync + 1)
+        if phase == "list" and not listed:
+            return  # not started: its first step is the first list
+        built.lw.script = ListResult((), rv, "")
+        built.resume(None)  # list (nowhere) and ask for a watch at rv
+        assert isinstance(built.park, WaitForEvent), built.park
+        pending = cast(_PendingWatch, built.park.watch)
+        built.lw.script = None
+        if phase == "list":
+            # The watch was refused (410): back to the loop's backoff sleep.
+            built.resume(Expired("scripted: walk the loop to its relist backoff"))
+            assert isinstance(built.park, WaitUntil), built.park
+        elif phase == "watch":
+            pending.connect()
+        built.clock.step(VERY_SHORT_WATCH + 1.0)  # the watch is not "very short"
+        built.core.last_sync_resource_version = rv
+
+    def _listener(self, state: Mapping[str, Value]) -> ProcessorListener:
+        handler = _Handler(_rv_map(state["view"], 0), _rv_map(state["lastRV"], 0))
+        listener = ProcessorListener(handler, 0.0, 0.0, 0.0, name="replay")
+        notes = shift_rvs(state["notifications"], 1)
+        assert isinstance(notes, tuple)
+        for note in notes:
+            listener.pending.append(_notification(note))
+        return listener
+
+    def _load_fifo_and_store(
+        self, built: _Informer, state: Mapping[str, Value], order: tuple[str, ...] | None
+    ) -> None:
+        stored = {k: rv for k, rv in _rv_map(state["store"], 1).items() if rv}
+        for key in order if order is not None else sorted(stored):
+            built.informer.indexer.add(Object(name=key, resource_version=str(stored[key])))
+        shifted = {k: shift_rvs(v, 1) for k, v in state.items()}
+        fifo = built.informer.fifo_core
+        if isinstance(fifo, DeltaFIFOCore):
+            load_delta_fifo(fifo, shifted)
+        else:
+            built.taken = load_real_fifo(fifo, shifted)
+
+    # -- reading back ---------------------------------------------------------------
+
+    def spec_state(self, built: _Informer) -> dict[str, Value]:
+        server = built.server
+        # Writes up to the compaction point are gone from the server's log; they are
+        # the spec's (and nothing can have changed them).
+        history = built.spec_history[: server.compacted_rv - 1] + tuple(
+            Fn({"type": str(e.type), "key": e.object.name, "rv": e.rv - 1}) for e in server.log
+        )
+        state: dict[str, Value] = {
+            "server": Fn(
+                {
+                    k: _spec_rv(server.objects[k].resource_version) if k in server.objects else 0
+                    for k in self.keys
+                }
+            ),
+            "history": history,
+            "compacted": server.compacted_rv - 1,
+            "reflector": self._phase(built.park),
+            "lastSyncRV": _spec_rv(built.core.last_sync_resource_version),
+            "store": Fn({k: self._stored(built, k) for k in self.keys}),
+            "notifications": tuple(_note_of(n) for n in built.listener.pending),
+            "view": Fn({k: built.handler.view.get(k, 0) for k in self.keys}),
+            "lastRV": Fn({k: built.handler.last_rv.get(k, 0) for k in self.keys}),
+            "applied": frozenset(built.applied),
+        }
+        fifo = built.informer.fifo_core
+        fifo_state = (
+            delta_fifo_vars(fifo, self.keys)
+            if isinstance(fifo, DeltaFIFOCore)
+            else real_fifo_vars(fifo, built.taken)
+        )
+        state.update({k: shift_rvs(v, -1) for k, v in fifo_state.items()})
+        return state
+
+    @staticmethod
+    def _stored(built: _Informer, key: str) -> int:
+        obj, exists = built.informer.indexer.get_by_key(key)
+        return _object_rv(obj) if exists else 0
+
+    @staticmethod
+    def _phase(park: Park) -> str:
+        if park is None or (isinstance(park, WaitUntil) and park.reason == "backoff"):
+            return "list"
+        if isinstance(park, WaitForEvent) and isinstance(park.watch, _PendingWatch):
+            return "connect" if park.watch.watch is None else "watch"
+        return f"unexpected park point {park!r}"
+
+    # -- the moves ------------------------------------------------------------------
+
+    def _orders(self, state: Mapping[str, Value], var: str) -> list[tuple[str, ...]]:
+        """Every order of the keys present in the spec map ``var``."""
+        present = sorted(k for k, rv in _rv_map(state[var], 0).items() if rv)
+        return list(itertools.permutations(present))
+
+    def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
+        moves: list[Move] = []
+
+        def move(action: str, built: _Informer, args: tuple[Value, ...] = ()) -> None:
+            moves.append(Move(action, args, self.spec_state(built)))
+
+        history = state["history"]
+        assert isinstance(history, tuple)
+        if len(history) < self.max_rv:
+            for key in self.keys:
+                built = self.build(state)
+                if key not in built.server.objects:
+                    built.server.create(Object(name=key))
+                    move("Write", built, (key,))
+                    continue
+                self._modify(built.server, key)
+                move("Write", built, (key,))
+                built = self.build(state)
+                built.server.delete_key(key)
+                move("Write", built, (key,))
+        built = self.build(state)
+        built.server.compact(built.server.rv)
+        move("Compact", built)
+
+        phase = state["reflector"]
+        if phase == "list":
+            for list_order in self._orders(state, "server"):
+                for store_order in self._orders(state, "store"):
+                    built = self.build(state, store_order, list_order)
+                    if isinstance(built.park, WaitUntil):
+                        built.clock.set_time(max(built.clock.now(), built.park.deadline))
+                        built.resume(False)
+                    else:
+                        built.resume(None)
+                    move("List", built)
+        elif phase == "connect":
+            built = self.build(state)
+            assert isinstance(built.park, WaitForEvent)
+            watch = cast(_PendingWatch, built.park.watch).connect()
+            if watch.wire and watch.wire[0].type == ERROR:
+                built.resume(watch.next_event(0))  # the request's answer is a 410
+            move("Connect", built)
+        elif phase == "watch":
+            built = self.build(state)
+            assert isinstance(built.park, WaitForEvent)
+            open_watch = cast(_PendingWatch, built.park.watch).watch
+            if open_watch is not None and open_watch.wire:
+                built.resume(open_watch.next_event(0))
+                move("WatchEvent", built)
+            built = self.build(state)
+            built.resume(None)
+            move("WatchDrop", built)
+
+        fifo = self.build(state).informer.fifo_core
+        if isinstance(fifo, DeltaFIFOCore):
+            if fifo.queue:
+                built = self.build(state)
+                built.informer.process_next(single=self.process)
+                self._check_no_errors(built)
+                move("Process", built)
+        else:
+            self._atomic_moves(state, move)
+
+        built = self.build(state)
+        if built.listener.dispatch_one():
+            move("Handle", built)
+        return moves
+
+    def _atomic_moves(self, state: Mapping[str, Value], move: _MoveSink) -> None:
+        built = self.build(state)
+        fifo = cast(RealFIFOCore, built.informer.fifo_core)
+        if fifo.items and not built.taken:
+            built.taken.append(fifo.take_one())
+            move("Take", built)
+        if state["processing"]:
+            for store_order in self._orders(state, "store"):
+                built = self.build(state, store_order)
+                fifo = cast(RealFIFOCore, built.informer.fifo_core)
+                delta, initial = built.taken.pop()
+                self.process(built.informer, built.informer.indexer, [delta], initial)
+                fifo.finish(1)
+                move("ProcessEntry", built)
+
+    @staticmethod
+    def _check_no_errors(built: _Informer) -> None:
+        if built.informer.process_errors:
+            raise AssertionError(f"processing raised: {built.informer.process_errors!r}")

@@ -1,0 +1,166 @@
+"""The informer code refines spec/Informer.tla and spec/InformerAtomic.tla.
+
+spec/graphs/Informer.json.gz and InformerAtomic.json.gz are every reachable state and
+transition of the models TLC checks (MCInformer, MCInformerAtomic: two keys, three
+server writes, watch drops, compaction and 410 relists). For each state the whole
+informer -- ApiServerCore, the reflector's control flow parked where the state says,
+the FIFO core, the indexer, the listener's buffer -- is rebuilt through the mapping in
+refimpl/tla/refine_informer.py; every move the code can make (server writes and
+compaction, the reflector's next step, processing, the handler's next notification)
+must land on the successor the graph names for that action, and every graph edge must
+have such a code move. Broken parts, each a plausible bug, must fail the replay.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from refimpl.cache.controller import ResourceEventHandler, process_deltas
+from refimpl.cache.deltas import Delta, DeltaType
+from refimpl.cache.informer_core import FifoMode, InformerCore
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.reflector import NextStep, ReflectorCore
+from refimpl.cache.store import Indexer
+from refimpl.meta import meta_namespace_key_func
+from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.manifest import load_manifest
+from refimpl.tla.refine_informer import InformerMapping
+from refimpl.tla.replay import replay
+
+SPEC = Path(__file__).resolve().parents[1] / "spec"
+KEYS = ("a", "b")  # MCKeys
+MAX_RV = 3  # MCMaxRV
+ACTIONS = {
+    FifoMode.DELTA: {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"}
+    | {"Process", "Handle"},
+    FifoMode.REAL_ATOMIC: {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"}
+    | {"Take", "ProcessEntry", "Handle"},
+}
+MODEL = {FifoMode.DELTA: "Informer", FifoMode.REAL_ATOMIC: "InformerAtomic"}
+MODES = [FifoMode.DELTA, FifoMode.REAL_ATOMIC]
+
+
+@functools.cache
+def _graph(mode: FifoMode) -> StateGraph:
+    return load_graph(SPEC / "graphs" / f"{MODEL[mode]}.json.gz")
+
+
+@pytest.fixture(scope="module", params=MODES, ids=lambda m: MODEL[m])
+def model(request: pytest.FixtureRequest) -> tuple[FifoMode, StateGraph]:
+    mode: FifoMode = request.param
+    return mode, _graph(mode)
+
+
+def _mapping(mode: FifoMode, **broken: object) -> InformerMapping:
+    return InformerMapping(KEYS, MAX_RV, mode, **broken)  # type: ignore[arg-type]
+
+
+def test_graph_is_the_model_tlc_checks(model: tuple[FifoMode, StateGraph]) -> None:
+    mode, graph = model
+    entry = {m.name: m for m in load_manifest(SPEC)}[MODEL[mode]]
+    assert entry.graph == f"graphs/{MODEL[mode]}.json.gz"
+    assert len(graph.states) == entry.distinct_states
+    assert len(graph.init) == 1
+    assert {e.action for e in graph.edges} == ACTIONS[mode]
+    # The faults the informer must survive are in the graph: a 410 answer to a watch
+    # request, and a relist that must tombstone a key deleted meanwhile.
+    gone = [
+        e
+        for e in graph.edges
+        if e.action == "Connect" and graph.states[e.target]["reflector"] == "list"
+    ]
+    assert gone, "no watch request answered 410 in the graph"
+
+
+def test_mapping_reads_back_every_state(model: tuple[FifoMode, StateGraph]) -> None:
+    mode, graph = model
+    mapping = _mapping(mode)
+    for state in graph.states[::7]:
+        assert mapping.spec_state(mapping.build(state)) == dict(state)
+
+
+def test_informer_refines_spec(model: tuple[FifoMode, StateGraph]) -> None:
+    mode, graph = model
+    report = replay(graph, _mapping(mode))
+    print(MODEL[mode], report.summary())
+    assert report.ok, "\n".join(report.mismatches)
+    assert report.states == len(graph.states)
+    assert report.edges == sum(1 for e in graph.edges if e.source != e.target)
+
+
+# -- broken parts ----------------------------------------------------------------------
+
+
+def handler_first(
+    handler: ResourceEventHandler, store: Indexer, deltas: Sequence[Delta], initial: bool
+) -> None:
+    """Notifies, then updates the store (the order processDeltas exists to prevent)."""
+    for delta in deltas:
+        obj = delta.object
+        if delta.type is DeltaType.REPLACED_ALL:
+            process_deltas(handler, store, [delta], initial)  # (not broken)
+            continue
+        if delta.type is DeltaType.DELETED:
+            handler.on_delete(obj)
+            store.delete(obj)
+            continue
+        old, exists = store.get_by_key(meta_namespace_key_func(obj))
+        if exists:
+            handler.on_update(old, obj)
+            store.update(obj)
+        else:
+            handler.on_add(obj, initial)
+            store.add(obj)
+
+
+class RewatchOnGone(ReflectorCore):
+    """Treats 410 Gone on a watch like a clean close: watches again from the same
+    compacted rv instead of relisting."""
+
+    def after_watch(self, err: BaseException | None, now: float) -> NextStep:
+        step = super().after_watch(err, now)
+        return NextStep.REWATCH if step is NextStep.RELIST else step
+
+
+class NeverRecordsWatchRV(ReflectorCore):
+    """Forgets to move the last synced rv along with watch events."""
+
+    def observe_watch_rv(
+        self, resource_version: str, saw_non_added: bool, propagate_from_start: bool
+    ) -> bool:
+        return False
+
+
+class NonAtomicFifoInformer(InformerCore):
+    """A v1.33-v1.35 RealFIFO (per-object Replaced entries) where v1.36+ expects the
+    atomic one."""
+
+    def _new_fifo_core(self, transform: object) -> RealFIFOCore:
+        return RealFIFOCore(key_func=meta_namespace_key_func, known_objects=self.indexer)
+
+
+BROKEN = [
+    pytest.param(FifoMode.DELTA, {"process": handler_first}, id="delta-handler-first"),
+    pytest.param(FifoMode.DELTA, {"reflector_core_factory": RewatchOnGone}, id="delta-rewatch-410"),
+    pytest.param(
+        FifoMode.DELTA, {"reflector_core_factory": NeverRecordsWatchRV}, id="delta-stale-rv"
+    ),
+    pytest.param(FifoMode.REAL_ATOMIC, {"process": handler_first}, id="atomic-handler-first"),
+    pytest.param(
+        FifoMode.REAL_ATOMIC, {"reflector_core_factory": RewatchOnGone}, id="atomic-rewatch-410"
+    ),
+    pytest.param(
+        FifoMode.REAL_ATOMIC, {"informer_factory": NonAtomicFifoInformer}, id="atomic-not-atomic"
+    ),
+]
+
+
+@pytest.mark.parametrize(("mode", "broken"), BROKEN)
+def test_broken_informer_fails_replay(mode: FifoMode, broken: dict[str, object]) -> None:
+    report = replay(_graph(mode), _mapping(mode, **broken), max_mismatches=3)
+    assert not report.ok, f"{broken} passed the replay"
+    print(report.mismatches[0])
