@@ -1,6 +1,7 @@
 """``refimpl spec``: check the TLA+ models and regenerate their state graphs.
 
-``refimpl spec list`` shows the manifest; ``check [MODEL...]`` runs TLC on each model
+``refimpl spec list`` shows the manifest; ``replay [MODEL...]`` replays the code over
+the committed state graphs (no TLC needed); ``check [MODEL...]`` runs TLC on each model
 and prints a table (exit 1 when any outcome is unexpected; an expected-failure model
 passes only when TLC finds its violation); ``export [MODEL...]`` rewrites
 spec/graphs/<Model>.json.gz from TLC's state-graph dump. Needs ``TLA2TOOLS_JAR`` and
@@ -12,13 +13,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from refimpl.tla.graph import parse_dot, spec_files, spec_hash, write_graph
+from refimpl.tla.graph import load_graph, parse_dot, spec_files, spec_hash, write_graph
 from refimpl.tla.manifest import (
     Model,
     check_outcome,
@@ -26,6 +28,8 @@ from refimpl.tla.manifest import (
     load_manifest,
     save_manifest,
 )
+from refimpl.tla.mappings import mapping_for
+from refimpl.tla.replay import replay
 from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, run_tlc
 
 __all__ = ["check", "export", "register", "select"]
@@ -60,6 +64,21 @@ def register(subparsers: Any) -> None:
     p_export = sub.add_parser("export", parents=[common], help="regenerate spec/graphs/*.json.gz")
     p_export.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
     p_export.set_defaults(func=_run_export)
+    p_replay = sub.add_parser(
+        "replay",
+        parents=[common],
+        help="replay the code over the committed state graphs (no TLC needed)",
+        description=(
+            "For each model with a committed graph: check the graph is current (its spec "
+            "hash), rebuild the code in every state through the model's refinement "
+            "mapping, make every code move, and compare with the graph's edges."
+        ),
+    )
+    p_replay.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
+    p_replay.add_argument(
+        "--show", type=int, default=5, metavar="N", help="mismatches to print per model"
+    )
+    p_replay.set_defaults(func=_run_replay)
 
 
 def select(models: list[Model], names: list[str]) -> list[Model]:
@@ -186,6 +205,56 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.record:
         save_manifest(spec_dir, [recorded[m.name] for m in models])
     print(f"\n{len(rows) - failed}/{len(rows)} models as expected")
+    return 1 if failed else 0
+
+
+def _run_replay(args: argparse.Namespace) -> int:
+    spec_dir, models = _models(args)
+    try:
+        chosen = (
+            select(models, list(args.models)) if args.models else [m for m in models if m.graph]
+        )
+        missing = [m.name for m in chosen if not m.graph]
+        if missing:
+            raise ValueError(f"no committed graph for {', '.join(missing)}")
+    except ValueError as exc:
+        print(f"refimpl spec: {exc}", file=sys.stderr)
+        return 2
+    rows: list[tuple[str, ...]] = []
+    failed = 0
+    for model in chosen:
+        assert model.graph is not None
+        start = time.perf_counter()
+        graph = load_graph(spec_dir / model.graph)
+        files = spec_files(spec_dir / model.module, spec_dir / model.cfg, library=[spec_dir])
+        stale = graph.spec_hash != spec_hash(files)
+        report = replay(
+            graph,
+            mapping_for(model.name, spec_dir / model.module),
+            max_mismatches=max(args.show, 1),
+        )
+        seconds = time.perf_counter() - start
+        verdict = "OK" if report.ok and not stale else "FAIL"
+        if stale:
+            verdict += f" (stale graph: run 'refimpl spec export {model.name}')"
+        failed += verdict != "OK"
+        rows.append(
+            (
+                model.name,
+                str(report.states),
+                str(report.edges),
+                str(report.stutters),
+                str(len(report.mismatches)) + ("+" if len(report.mismatches) >= args.show else ""),
+                f"{seconds:.1f}s",
+                verdict,
+            )
+        )
+        print(f"{model.name}: {report.summary()} in {seconds:.1f}s", file=sys.stderr)
+        for line in report.mismatches[: args.show]:
+            print(f"  {line}", file=sys.stderr)
+    headers = ("model", "states", "edges", "code stutters", "mismatches", "time", "ok")
+    print(_table(headers, rows))
+    print(f"\n{len(rows) - failed}/{len(rows)} graphs replayed without a mismatch")
     return 1 if failed else 0
 
 
