@@ -17,6 +17,12 @@
 (*                                                                         *)
 (* semantics.md sections 6 (reflector), 3 (DeltaFIFO), 7.2 and 8.1         *)
 (* (processDeltas, store before notify); section 11 items 30, 31, 33, 34. *)
+(* Not modelled: list errors, 429s, resync, bookmarks, watch-list.        *)
+(*                                                                         *)
+(* Refined by the whole Python informer (ApiServerCore, ReflectorLoop,    *)
+(* DeltaFIFOCore, Indexer, InformerCore, the listener): the mapping is     *)
+(* refimpl/tla/refine_informer.py, replayed over this model's state graph *)
+(* by tests/test_spec_informer_replay.py.                                  *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 

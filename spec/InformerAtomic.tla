@@ -19,6 +19,10 @@
 (* semantics.md sections 4 (RealFIFO), 6 (reflector), 7.2 (ReplacedAll,    *)
 (* processDeltas) and 8.1; section 11 items 30, 31, 33, 34.  Resync        *)
 (* (SyncAll) and bookmarks are not modelled, as in Informer.tla.           *)
+(*                                                                         *)
+(* Refined by the Python informer with FifoMode.REAL_ATOMIC, unbatched     *)
+(* (one entry per Take): refimpl/tla/refine_informer.py, replayed over     *)
+(* this model's state graph by tests/test_spec_informer_replay.py.        *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
