@@ -86,6 +86,11 @@ class Scenario:
     late_handler: bool = False
     max_replicas: int = 4
     steps: int = 300
+    #: The close_watch fault first lets this many virtual seconds pass: a connection
+    #: that drops after a while (0: at once, so a quiet watch may be "very short").
+    watch_drop_after: float = 0.0
+    #: Trace lines carry the fields spec/Informer.tla needs (refimpl/sim/spec_trace.py).
+    spec_trace: bool = False
 
     def with_objects(self, objects: int) -> Scenario:
         if objects < 1:
@@ -254,6 +259,28 @@ SCENARIOS: dict[str, Scenario] = {
             workers=0,
             late_handler=True,
             write_weight=40,
+        ),
+        Scenario(
+            "informer-spec",
+            "the informer as spec/Informer.tla models it, for trace validation: few "
+            "objects, no resync, compaction only as a fault, watches drop after 2 s (not "
+            "'very short'), no 410 on an open watch, no lost notifications",
+            "informer",
+            workers=0,
+            objects=6,
+            resync_period=0.0,
+            compaction_window=None,
+            write_weight=40,
+            faults={
+                **{k: 0 for k in _DEFAULT_FAULTS},
+                "close_watch": 4,
+                "compact": 2,
+                "list_error": 1,
+                "watch_error": 1,
+                "crash": 1,
+            },
+            watch_drop_after=2.0,
+            spec_trace=True,
         ),
         Scenario(
             "replicaset",

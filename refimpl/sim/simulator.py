@@ -47,6 +47,7 @@ from refimpl.sim.scenarios import (
     get_scenario,
     parse_faults,
 )
+from refimpl.sim.spec_trace import SPEC_LISTENER, SpecRecorder, spec_fields, spec_phase
 from refimpl.worker import DEFAULT_MAX_RETRIES, process_next_work_item
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
@@ -91,24 +92,37 @@ class World:
         self.failing_writes = 0
         #: The controller process generation (bumped by each crash).
         self.generation = 0
+        #: Every write the server made, oldest first, as (event type, key, rv): the
+        #: server's own log loses what it compacts (spec/Informer.tla's ``history``).
+        self.writes: list[tuple[str, str, int]] = []
         self._seq = 0
 
     # -- every write goes through here, so the history is complete ---------------------
 
+    def _wrote(self, kind: str, out: Object, rv_before: int) -> None:
+        if self.server.rv != rv_before:  # an update that changes nothing is no write
+            self.writes.append((kind, object_key(out), self.server.rv))
+
     def create(self, obj: Object) -> Object:
+        rv = self.server.rv
         out = self.server.create(obj)
         self.history.wrote(out)
+        self._wrote("ADDED", out, rv)
         return out
 
     def update(self, obj: Object) -> Object:
+        rv = self.server.rv
         out = self.server.update(obj)
         self.history.wrote(out)
+        self._wrote("MODIFIED", out, rv)
         return out
 
     def delete_key(self, key: str, uid: str = "") -> Object:
         namespace, _, name = key.rpartition("/")
+        rv = self.server.rv
         out = self.server.delete(namespace, name, uid=uid)
         self.history.wrote(out, deleted=True)
+        self._wrote("DELETED", out, rv)
         return out
 
     def _next_name(self, prefix: str) -> str:
@@ -210,7 +224,10 @@ class Process:
         self._all_records = sim.all_records
         self.late_registered = False
         self.just_synced = False
-        self.add_handler(self.logic.handler if self.logic is not None else None, "h0")
+        inner = self.logic.handler if self.logic is not None else None
+        #: With spec traces: h0's view as spec/Informer.tla's handler keeps it.
+        self.recorder = SpecRecorder(inner) if sim.spec_trace else None
+        self.add_handler(self.recorder if self.recorder is not None else inner, SPEC_LISTENER)
         self.informer.start()
 
     def add_handler(self, inner: Any, label: str) -> ProcessorListener:
@@ -307,7 +324,9 @@ class Simulator:
     ``max_drain_steps`` steps pass.
 
     ``trace`` receives one JSON line of abstract state per step; ``timeline`` receives
-    ``(step, time, action, description)`` per step.
+    ``(step, time, action, description)`` per step. ``spec_trace`` (default: the
+    scenario's) adds the fields spec/Informer.tla needs to each line; it changes
+    nothing else, so a run with and without it takes the same steps.
     """
 
     def __init__(
@@ -325,6 +344,7 @@ class Simulator:
         timeline: Timeline | None = None,
         max_drain_time: float = 900.0,
         max_drain_steps: int | None = None,
+        spec_trace: bool | None = None,
     ) -> None:
         if isinstance(scenario, str):
             scenario = get_scenario(scenario)
@@ -353,6 +373,10 @@ class Simulator:
         )
         self._trace = trace
         self._timeline = timeline
+        #: Trace lines carry the ``spec`` fields (default: the scenario's choice).
+        self.spec_trace = scenario.spec_trace if spec_trace is None else spec_trace
+        #: Watch id -> whether the server opened it with a 410 (its rv was compacted).
+        self._refused: dict[int, bool] = {}
         self.choices: list[int] = []
         self.n = 0
         self.counters: dict[str, int] = dict.fromkeys(
@@ -638,6 +662,10 @@ class Simulator:
         lists = inf.lists
         inf.step_reflector()
         after = inf.reflector_phase()
+        watch = inf.current_watch()
+        if watch is not None and watch.id not in self._refused:
+            # Nothing compacts within a reflector step: the 410 check of the open.
+            self._refused[watch.id] = watch.start_rv < self.world.server.compacted_rv
         if inf.lists != lists:
             return f"reflector listed at rv {inf.last_sync_resource_version()} -> {after}"
         return f"reflector {before} -> {after} (rv {inf.last_sync_resource_version()})"
@@ -780,9 +808,15 @@ class Simulator:
         drop = self.choose(2) == 0
         watch = self._current_watch()
         lost = len(watch.pending) if drop else 0
+        later = self.scenario.watch_drop_after
+        if later > 0:
+            clock = self.world.clock
+            clock.set_time(clock.now() + later)
         self.world.server.close_watch(watch.id, drop_pending=drop)
-        return f"FAULT close watch {watch.id}" + (
-            f", {lost} undelivered events lost" if drop else ""
+        return (
+            f"FAULT close watch {watch.id}"
+            + (f" after {later:g} s" if later > 0 else "")
+            + (f", {lost} undelivered events lost" if drop else "")
         )
 
     def _f_watch_410(self, _: int) -> str:
@@ -841,7 +875,10 @@ class Simulator:
     def abstract_state(self, action: str = "", desc: str = "") -> dict[str, Any]:
         """The state a TLA+ trace checker would read: server objects and RV, the
         reflector's watch, phase and last synced RV, the FIFO, the store, each listener's
-        pending notifications, the work queue, the workers, virtual time."""
+        pending notifications, the work queue, the workers, virtual time; with
+        ``spec_trace`` also ``spec`` (refimpl.sim.spec_trace.spec_fields): every server
+        write, compacted or not, the phase as spec/Informer.tla names it, and h0's
+        handler view and last rv per key."""
         proc = self.proc
         inf = proc.informer
         server = self.world.server
@@ -884,6 +921,10 @@ class Simulator:
             state["dirty"] = sorted(core.dirty)
             state["processing"] = sorted(core.processing)
             state["waiting"] = {k: round(t, 6) for k, (t, _) in queue.waiting.waiting.items()}
+        if proc.recorder is not None:
+            state["spec"] = spec_fields(
+                self.world.writes, spec_phase(inf, self._refused), proc.recorder
+            )
         return state
 
 

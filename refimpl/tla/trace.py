@@ -1,6 +1,6 @@
 """Trace validation: simulator traces (JSON lines) checked by TLC against
-spec/WorkQueue.tla, spec/DeltaFIFO.tla and spec/RealFIFO.tla, through
-spec/trace/<Spec>Trace.tla.
+spec/WorkQueue.tla, spec/DeltaFIFO.tla, spec/RealFIFO.tla, spec/Informer.tla and
+spec/InformerAtomic.tla, through spec/trace/<Spec>Trace.tla.
 
 Owns no state and never runs TLC on import: only :func:`validate` does, and it raises
 :class:`~refimpl.tla.runner.TlcUnavailable` without a jar or java. Refines nothing.
@@ -27,6 +27,24 @@ The mappings (spec variable = trace field)::
                and processes at once); store, synced as for DeltaFIFO.  Atomic = TRUE
                for ``--fifo real-atomic``, FALSE for ``--fifo real`` (``atomic``; by
                default FALSE iff the trace shows Replaced, Sync or tombstone entries).
+    Informer   (needs the ``spec`` fields: ``Simulator(spec_trace=True)``, as the
+    and        informer-spec scenario does; ``--fifo delta`` for Informer,
+    Informer-  ``--fifo real-atomic`` for InformerAtomic.) Every rv is the code's - 1
+    Atomic     (the code's server starts at 1, as refine_informer.py maps it); keys
+               are the simulator's "namespace/name" strings, the same in every field.
+               server[k] = server[k], absent = 0; history = spec.history, every write
+               (type, key, rv) the simulator saw the server make, compacted or not
+               (written into the module as its length, a prefix of TraceHistoryData);
+               compacted = compactedRV - 1; reflector = spec.phase (the park point of
+               the reflector loop: not started or the relist backoff = "list"; the
+               backoff after a failed watch request, or an unread 410 answer = "connect";
+               reading an open watch = "watch"; anything else cannot be mapped);
+               lastSyncRV = reflector.lastSyncRV ("" = 0); the FIFO variables, store
+               and synced as for DeltaFIFO / atomic RealFIFO; notifications =
+               pending[spec.listener] (h0), "deleteDFSU" = delete; view, lastRV =
+               spec.view, spec.lastRV (a recording handler behind h0; absent = 0).
+               Left to the spec: populated, initialPopulationCount, applied. A crash
+               restarts everything but the server from Init.
 
 Each code step (the line's ``action``) may take the spec steps of :data:`STEPS`; any
 other code step must leave the mapped variables unchanged. A change of ``generation``
@@ -35,10 +53,16 @@ trace uses: Keys = every key it mentions, Workers = ``w0 .. w<n-1>``, RVs = ever
 resourceVersion. For DeltaFIFO the arguments of producer steps come from the trace too
 (the objects it shows, each line's relist result, the key orders it shows; see
 spec/trace/DeltaFIFOTrace.tla): that narrows Next, so a trace can only be wrongly
-rejected, never wrongly accepted.
+rejected, never wrongly accepted. For the Informer specs, Keys = every key, MaxRV = the
+number of writes (or more, so the FIFO bound MaxRV * 4 + 4 is never reached), a line
+may also take one Write per write it shows, and each Write must append the trace's next
+write; list and deletion orders of more than 3 elements come from the trace.
 
-Not supported: Informer.tla (the trace lacks the server's event history and the
-handlers' views).
+What the Informer specs do not model, and so the trace cannot show: resync, an ERROR 410
+on an open watch, a watch that ends within a second having delivered nothing (client-go
+then relists), compaction of part of the history, lost notifications, the watch-list
+stream. ``python -m refimpl.tla.trace --spec Informer --sim informer-spec`` runs a
+scenario without them (:func:`informer_scenario_problems` says what another lacks).
 """
 
 from __future__ import annotations
@@ -58,10 +82,13 @@ import attrs
 
 from refimpl.tla.manifest import default_spec_dir
 from refimpl.tla.output import Status, TlcResult
+from refimpl.tla.refine_informer import shift_rvs
 from refimpl.tla.runner import TlcRun, TlcUnavailable, run_tlc
 from refimpl.tla.values import Fn, ModelValue, Value, format_value
 
 __all__ = [
+    "INFORMER_FAULTS",
+    "INFORMER_SPECS",
     "SPECS",
     "STEPS",
     "FailedStep",
@@ -69,6 +96,7 @@ __all__ = [
     "TraceLine",
     "TraceMapping",
     "TraceResult",
+    "informer_scenario_problems",
     "map_trace",
     "read_trace",
     "trace_module",
@@ -76,7 +104,10 @@ __all__ = [
 ]
 
 #: The specs a trace can be checked against.
-SPECS = ("WorkQueue", "DeltaFIFO", "RealFIFO")
+SPECS = ("WorkQueue", "DeltaFIFO", "RealFIFO", "Informer", "InformerAtomic")
+
+#: The specs of a whole informer: their traces need the simulator's ``spec`` fields.
+INFORMER_SPECS = ("Informer", "InformerAtomic")
 
 #: WorkQueue's NoItem constant (a model value, so it equals no key).
 NO_ITEM = ModelValue("NoItem")
@@ -120,6 +151,26 @@ STEPS: dict[str, dict[str, StepRule]] = {
         ),
         # A batch pops up to every queued entry: Take and Process each (atomic), or Pop.
         "pop": (frozenset({"Pop", "Take", "Process"}), lambda s: 2 * len(_as_seq(s["log"]))),
+    },
+    # Informer specs: besides these, a line may take one Write per server write it
+    # shows (history growth; the first line's include the scenario's initial objects).
+    "Informer": {
+        # Resume the reflector loop to its next park point: a list and the open of its
+        # watch (List, Connect), one watch event, a dropped watch and its re-watch
+        # (WatchDrop, Connect), or the 410 answer to a watch request (Connect).
+        "reflector": (frozenset({"List", "Connect", "WatchEvent", "WatchDrop"}), lambda s: 2),
+        # process_next: pop one key's deltas; the store, then the notifications.
+        "pop": (frozenset({"Process"}), lambda s: 1),
+        # One listener hands one notification to its handler (h0: Handle).
+        "dispatch": (frozenset({"Handle"}), lambda s: 1),
+        "compact": (frozenset({"Compact"}), lambda s: 1),
+    },
+    "InformerAtomic": {
+        "reflector": (frozenset({"List", "Connect", "WatchEvent", "WatchDrop"}), lambda s: 2),
+        # A batch: Take and ProcessEntry per entry.
+        "pop": (frozenset({"Take", "ProcessEntry"}), lambda s: 2 * len(_as_seq(s["log"]))),
+        "dispatch": (frozenset({"Handle"}), lambda s: 1),
+        "compact": (frozenset({"Compact"}), lambda s: 1),
     },
 }
 
@@ -172,6 +223,13 @@ class TraceMapping:
     initial: Mapping[str, Value]
     definitions: Mapping[str, Value]
     substitutions: tuple[str, ...]
+    #: How a state is written into the module (None: as it is); the Informer specs
+    #: write the server's history as its length (a prefix of ``TraceHistoryData``).
+    encode: Callable[[Mapping[str, Value]], Mapping[str, Value]] | None = None
+
+    def module_state(self, state: Mapping[str, Value]) -> Fn:
+        """``state`` as the generated module holds it."""
+        return Fn(state if self.encode is None else self.encode(state))
 
 
 @attrs.frozen
@@ -216,6 +274,9 @@ class FailedStep:
                             f"  {name}[{format_value(key)}]: {_show(old.get(key))} -> "
                             f"{_show(new.get(key))}"
                         )
+            elif isinstance(old, tuple) and isinstance(new, tuple) and new[: len(old)] == old:
+                # A sequence that grew (the server's history, the notifications).
+                lines.append(f"  {name}: appended {format_value(new[len(old) :])}")
             else:
                 lines.append(f"  {name}: {format_value(old)} -> {format_value(new)}")
         return "\n".join(lines)
@@ -744,6 +805,251 @@ def _map_real_fifo(raws: Sequence[Mapping[str, Any]], atomic: bool | None) -> Tr
     )
 
 
+# -- the informer -------------------------------------------------------------------------
+
+_PHASES = ("list", "connect", "watch")
+_WRITES = ("ADDED", "MODIFIED", "DELETED")
+#: The simulator's notification kinds as the specs' (a tombstone's delete is a delete).
+_NOTES = {"add": "add", "update": "update", "delete": "delete", "deleteDFSU": "delete"}
+
+
+def _spec_rv(value: Any, what: str, *, absent: bool = False) -> int:
+    """A server resourceVersion as the Informer specs number it: the code's server
+    starts at 1 and its first write is 2, the specs' history at 0, so ``code = spec +
+    1`` (as in refimpl/tla/refine_informer.py). With ``absent``, 0 ("no object") stays 0."""
+    rv = _int(value, what)
+    if rv == 0 and absent:
+        return 0
+    if rv < 2:
+        raise ValueError(f"{what}: resourceVersion {rv} belongs to no write (the first is 2)")
+    return rv - 1
+
+
+def _rv_fn(value: Any, what: str, *, absent: bool = False) -> Fn:
+    """An object key -> rv map as a partial spec map (entries that map to 0 dropped)."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what}: expected an object key -> rv, got {value!r}")
+    out: dict[Value, Value] = {}
+    for key, rv in value.items():
+        spec_rv = _spec_rv(rv, f"{what}[{key}]", absent=absent)
+        if spec_rv:
+            out[_str(key, what)] = spec_rv
+    return Fn(out)
+
+
+def _write(value: Any, what: str) -> Fn:
+    if not (isinstance(value, list) and len(value) == 3 and value[0] in _WRITES):
+        raise ValueError(f"{what}: expected [ADDED|MODIFIED|DELETED, key, rv], got {value!r}")
+    rv = _spec_rv(value[2], f"{what}: rv")
+    return Fn({"type": value[0], "key": _str(value[1], what), "rv": rv})
+
+
+def _notification(value: Any, what: str) -> Fn:
+    if not (isinstance(value, list) and len(value) == 3 and value[0] in _NOTES):
+        raise ValueError(f"{what}: expected a notification [kind, key, rv], got {value!r}")
+    kind = _NOTES[value[0]]
+    rv = _spec_rv(value[2], f"{what}: rv", absent=kind == "delete")
+    return Fn({"type": kind, "key": _str(value[1], what), "rv": rv})
+
+
+def _last_sync(reflector: Any, what: str) -> int:
+    last = reflector.get("lastSyncRV") if isinstance(reflector, Mapping) else None
+    if not isinstance(last, str) or not (last == "" or last.isdigit()):
+        raise ValueError(f"{what}: expected {{lastSyncRV: a resourceVersion}}, got {reflector!r}")
+    return 0 if last == "" else _spec_rv(int(last), f"{what}: lastSyncRV")
+
+
+def _informer_fifo(raw: Mapping[str, Any], where: str, atomic: bool) -> dict[str, Value]:
+    """The FIFO variables, the store and synced of either spec, in spec rvs."""
+    try:
+        return _informer_fifo_state(raw, where, atomic)
+    except ValueError as err:
+        raise ValueError(
+            f"{err} (the Informer specs: Informer.tla needs --fifo delta, "
+            "InformerAtomic.tla --fifo real-atomic)"
+        ) from None
+
+
+def _informer_fifo_state(raw: Mapping[str, Any], where: str, atomic: bool) -> dict[str, Value]:
+    if atomic:
+        fifo = _real_state(raw, where)
+        log = [_as_fn(d) for d in _as_seq(fifo["log"])]
+        tombs = [d for d in log if isinstance(d["obj"], Fn) and d["obj"]["dfsu"] is True]
+        if tombs or any(d["type"] in _NON_ATOMIC_ONLY for d in log):
+            raise ValueError(
+                f"{where}: the FIFO holds per-object relist entries; InformerAtomic.tla "
+                "models an atomic RealFIFO (--fifo real-atomic)"
+            )
+        fifo["log"] = shift_rvs(fifo["log"], -1)
+    else:
+        fifo = _fifo_state(raw, where)
+        fifo["items"] = shift_rvs(fifo["items"], -1)
+    store = _as_fn(fifo["store"])
+    fifo["store"] = Fn({k: _spec_rv(rv, f"{where}: store[{k}]") for k, rv in store.items()})
+    return fifo
+
+
+def _informer_state(raw: Mapping[str, Any], where: str, atomic: bool) -> dict[str, Value]:
+    spec = raw.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ValueError(
+            f"{where}: no spec fields (the server's history, the reflector's phase, the "
+            "handler's view): run the simulator with spec_trace=True, as the "
+            "informer-spec scenario does"
+        )
+    missing = [f for f in ("server", "compactedRV", "reflector", "pending") if f not in raw]
+    missing += [
+        f"spec.{f}" for f in ("history", "phase", "listener", "view", "lastRV") if f not in spec
+    ]
+    if missing:
+        raise ValueError(f"{where}: no informer state (missing {', '.join(missing)})")
+    phase = spec["phase"]
+    if phase not in _PHASES:
+        raise ValueError(
+            f"{where}: the reflector is at {phase!r}, which the Informer specs do not "
+            f"model (they have {', '.join(_PHASES)})"
+        )
+    history, pending, listener = spec["history"], raw["pending"], spec["listener"]
+    if not isinstance(history, list):
+        raise ValueError(f"{where}: spec.history: expected a list, got {history!r}")
+    if not isinstance(pending, Mapping) or not isinstance(pending.get(listener), list):
+        raise ValueError(f"{where}: pending: no notifications of listener {listener!r}")
+    compacted = _int(raw["compactedRV"], f"{where}: compactedRV")
+    return {
+        "server": _rv_fn(raw["server"], f"{where}: server"),
+        "history": tuple(_write(w, f"{where}: spec.history[{n}]") for n, w in enumerate(history)),
+        # The server starts "compacted" at 1, the rv of the empty server.
+        "compacted": 0 if compacted <= 1 else _spec_rv(compacted, f"{where}: compactedRV"),
+        "reflector": phase,
+        "lastSyncRV": _last_sync(raw["reflector"], f"{where}: reflector"),
+        **_informer_fifo(raw, where, atomic),
+        "notifications": tuple(
+            _notification(n, f"{where}: pending[{listener}]") for n in pending[listener]
+        ),
+        "view": _rv_fn(spec["view"], f"{where}: spec.view"),
+        "lastRV": _rv_fn(spec["lastRV"], f"{where}: spec.lastRV", absent=True),
+    }
+
+
+def _informer_init(atomic: bool) -> dict[str, Value]:
+    fifo: dict[str, Value] = dict(_REAL_INIT if atomic else _FIFO_INIT)
+    return {
+        "server": Fn(),
+        "history": (),
+        "compacted": 0,
+        "reflector": "list",
+        "lastSyncRV": 0,
+        **fifo,
+        "notifications": (),
+        "view": Fn(),
+        "lastRV": Fn(),
+    }
+
+
+def _informer_keys(state: Mapping[str, Value]) -> set[Value]:
+    keys: set[Value] = set()
+    for name in ("server", "store", "view", "lastRV"):
+        keys.update(_as_fn(state[name]))
+    for name in ("history", "notifications"):
+        keys.update(_as_fn(e)["key"] for e in _as_seq(state[name]))
+    if "items" in state:
+        keys.update(_as_fn(state["items"]))
+    for d in _as_seq(state.get("log", ())):
+        obj = _as_fn(d)["obj"]
+        keys.update(_as_fn(o)["key"] for o in (_as_seq(obj) if isinstance(obj, tuple) else (obj,)))
+    return keys
+
+
+def _queued(state: Mapping[str, Value]) -> int:
+    if "log" in state:
+        return len(_as_seq(state["log"]))
+    return sum(len(_as_seq(ds)) for ds in _as_fn(state["items"]).values())
+
+
+def _appended(before: Value, after: Value) -> tuple[Value, ...]:
+    old, new = _as_seq(before), _as_seq(after)
+    return new[len(old) :] if new[: len(old)] == old else ()
+
+
+def _informer_hints(
+    before: Mapping[str, Value], after: Mapping[str, Value], acts: frozenset[str], atomic: bool
+) -> set[Value]:
+    """The orders a line shows, for TraceOrders (sets of more than 3 elements): the
+    relist's list and the keys it tombstoned in map order; for an atomic pop, the keys
+    it notified deletes for in a row (a ReplacedAll's deletions, in map order)."""
+    shown: list[tuple[Value, ...]] = []
+    if "List" in acts:
+        listed, order = (_real_hints if atomic else _fifo_hints)(before, after)
+        shown += [order] + ([listed] if listed is not None else [])
+    if "ProcessEntry" in acts:
+        run: list[Value] = []
+        for note in (*_appended(before["notifications"], after["notifications"]), None):
+            if note is not None and _as_fn(note)["type"] == "delete":
+                run.append(_as_fn(note)["key"])
+                continue
+            shown += [tuple(run[a:b]) for a in range(len(run)) for b in range(a + 4, len(run) + 1)]
+            run = []
+    return {order for order in shown if len(order) > 3}
+
+
+def _informer_module_state(state: Mapping[str, Value]) -> Mapping[str, Value]:
+    return {**state, "history": len(_as_seq(state["history"]))}
+
+
+def _map_informer(raws: Sequence[Mapping[str, Any]], spec: str) -> TraceMapping:
+    atomic = spec == "InformerAtomic"
+    states = [_informer_state(raw, _where(n, raw), atomic) for n, raw in enumerate(raws, 1)]
+    initial = _informer_init(atomic)
+    previous: Mapping[str, Value] = initial
+    keys: set[Value] = set()
+    longest = 0
+    for n, (raw, state) in enumerate(zip(raws, states, strict=True), 1):
+        old, new = _as_seq(previous["history"]), _as_seq(state["history"])
+        if new[: len(old)] != old:
+            raise ValueError(
+                f"{_where(n, raw)}: spec.history does not extend the line before's "
+                "(the server's writes are never undone)"
+            )
+        keys |= _informer_keys(state)
+        longest = max(longest, _queued(state))
+        previous = state
+    lines: list[TraceLine] = []
+    orders: set[Value] = set()
+    previous = initial
+    for line in _lines(spec, raws, states, initial):
+        acts, budget = line.acts, line.budget
+        writes = len(_as_seq(line.state["history"])) - len(_as_seq(previous["history"]))
+        if writes and not line.reset:
+            acts, budget = acts | {"Write"}, budget + writes
+        orders |= _informer_hints(previous, line.state, acts, atomic)
+        lines.append(attrs.evolve(line, acts=acts, budget=budget))
+        previous = line.state
+    history = _as_seq(states[-1]["history"])
+    fifo_module = "RealFIFO" if atomic else "DeltaFIFO"
+    return TraceMapping(
+        spec=spec,
+        lines=tuple(lines),
+        initial=initial,
+        definitions={
+            "TraceKeys": frozenset(keys),
+            # Write needs Len(history) < MaxRV; the FIFO's producer bound, MaxRV * 4 + 4
+            # queued entries, must stay above the longest FIFO of the trace.
+            "TraceMaxRV": max(len(history), longest // 4, 1),
+            "TraceHistoryData": history,
+            "TraceOrderData": frozenset(orders),
+        },
+        substitutions=(
+            "Keys <- TraceKeys",
+            "MaxRV <- TraceMaxRV",
+            f"Orders <- [{fifo_module}] TraceOrders",
+            "TraceHistoryIn <- TraceHistoryData",
+            "OrderHintsIn <- TraceOrderData",
+            "TraceIn <- TraceData",
+        ),
+        encode=_informer_module_state,
+    )
+
+
 # -- all ---------------------------------------------------------------------------------
 
 
@@ -807,6 +1113,8 @@ def map_trace(
         return _map_workqueue(raws)
     if spec == "RealFIFO":
         return _map_real_fifo(raws, atomic)
+    if spec in INFORMER_SPECS:
+        return _map_informer(raws, spec)
     return _map_delta_fifo(raws)
 
 
@@ -833,7 +1141,7 @@ def trace_module(mapping: TraceMapping, name: str | None = None) -> tuple[str, s
     names: dict[Fn, str] = {}
     out.append("")
     for line in mapping.lines:
-        state = Fn(line.state)
+        state = mapping.module_state(line.state)
         if state not in names:
             names[state] = f"TraceState{len(names) + 1}"
             out.append(f"{names[state]} == {format_value(state)}")
@@ -841,7 +1149,7 @@ def trace_module(mapping: TraceMapping, name: str | None = None) -> tuple[str, s
     for line in mapping.lines:
         sep = "," if line.index < len(mapping.lines) else ""
         label = _ACTION_NAME.sub("?", line.action)
-        record = line.record(ModelValue(names[Fn(line.state)]))
+        record = line.record(ModelValue(names[mapping.module_state(line.state)]))
         out.append(f"    {format_value(record)}{sep}  \\* {line.index}: step {line.step} {label}")
     out += [">>", "=" * 8, ""]
     cfg = [
@@ -956,11 +1264,46 @@ def validate(
 # -- command line -------------------------------------------------------------------------
 
 
-def _simulate(scenario: str, seed: int, steps: int, fifo: str) -> list[str]:
+#: The simulator's faults the Informer specs can follow: a clean watch drop (WatchDrop),
+#: compaction (Compact), and faults that change nothing they map (a failed list or
+#: watch request, a failed controller write) or restart the informer (crash).
+INFORMER_FAULTS = frozenset(
+    {"close_watch", "compact", "list_error", "watch_error", "write_error", "crash"}
+)
+
+
+def informer_scenario_problems(scenario: str) -> list[str]:
+    """What the simulator's ``scenario`` does that the Informer specs do not model
+    (empty: its runs can be validated)."""
+    from refimpl.cache.reflector import VERY_SHORT_WATCH
+    from refimpl.sim.scenarios import get_scenario, parse_faults
+
+    s = get_scenario(scenario)
+    faults = parse_faults(None, s)
+    problems = [f"the fault {k}" for k, w in faults.items() if w and k not in INFORMER_FAULTS]
+    if s.resync_period > 0:
+        problems.append(f"a resync every {s.resync_period:g} s")
+    if s.compaction_window is not None:
+        problems.append(f"compaction to the last {s.compaction_window} writes at each write")
+    if faults["close_watch"] and s.watch_drop_after <= VERY_SHORT_WATCH:
+        # client-go relists after a watch that ends within 1 s having delivered nothing.
+        problems.append("watches that drop within a second of opening")
+    return problems
+
+
+def _simulate(scenario: str, seed: int, steps: int, fifo: str, spec: str) -> list[str]:
     from refimpl.sim.simulator import Simulator
 
+    spec_trace = spec in INFORMER_SPECS
+    if spec_trace:
+        problems = informer_scenario_problems(scenario)
+        if problems:
+            raise ValueError(
+                f"scenario {scenario} has what the Informer specs do not model: "
+                f"{'; '.join(problems)}. Use --sim informer-spec"
+            )
     out = io.StringIO()
-    Simulator(scenario, seed=seed, fifo_mode=fifo, trace=out).run(steps)
+    Simulator(scenario, seed=seed, fifo_mode=fifo, trace=out, spec_trace=spec_trace).run(steps)
     return out.getvalue().splitlines()
 
 
@@ -975,17 +1318,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sim", metavar="SCENARIO", help="run the simulator instead of a file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--fifo", default=None, help="FIFO mode for --sim (DeltaFIFO: delta)")
+    parser.add_argument(
+        "--fifo",
+        default=None,
+        help="FIFO mode for --sim (default: delta for DeltaFIFO and Informer, else real-atomic)",
+    )
     parser.add_argument("--keep", type=Path, help="folder to keep the generated module in")
     args = parser.parse_args(argv)
     if (args.trace is None) == (args.sim is None):
         parser.error("give a trace file or --sim SCENARIO")
-    if args.sim is not None:
-        fifo = args.fifo or ("delta" if args.spec == "DeltaFIFO" else "real-atomic")
-        lines: list[str] = _simulate(args.sim, args.seed, args.steps, fifo)
-    else:
-        lines = args.trace.read_text().splitlines()
     try:
+        if args.sim is not None:
+            delta = args.spec in ("DeltaFIFO", "Informer")
+            fifo = args.fifo or ("delta" if delta else "real-atomic")
+            lines: list[str] = _simulate(args.sim, args.seed, args.steps, fifo, args.spec)
+        else:
+            lines = args.trace.read_text().splitlines()
         result = validate(lines, args.spec, keep=args.keep)
     except TlcUnavailable as exc:
         print(f"cannot run TLC: {exc}", file=sys.stderr)

@@ -1,0 +1,118 @@
+------------------------- MODULE InformerAtomicTrace -------------------------
+(***************************************************************************)
+(* Trace validation for InformerAtomic.tla: is a run of the Python         *)
+(* simulator (an informer-spec scenario, `--fifo real-atomic`, the         *)
+(* client-go v1.36+ default) a behaviour of the whole informer with an     *)
+(* atomic RealFIFO?  Everything is as in InformerTrace.tla but the FIFO:   *)
+(* log, the simulator's RealFIFO without its Bookmark entries (not         *)
+(* modelled; processing one changes nothing mapped), and processing =     *)
+(* <<>> at every line: the simulator takes and processes a batch in one    *)
+(* step, which is Take then ProcessEntry per entry (budget 2 per queued    *)
+(* entry).  Batches hold entries of distinct keys and a ReplacedAll is     *)
+(* taken alone, so processing a batch at once notifies what entry-by-entry *)
+(* processing would.  ProcessEntry chooses the order of a ReplacedAll's    *)
+(* deletions through RF!Orders, which the cfg overrides with TraceOrders.  *)
+(***************************************************************************)
+EXTENDS InformerAtomic, TLC
+
+CONSTANTS
+    TraceIn,        \* Seq([state, acts, budget, reset])
+    TraceHistoryIn, \* Seq([type, key, rv]): every server write of the trace
+    OrderHintsIn    \* a set of sequences: orders of objects or keys the code used
+
+Trace == TraceIn
+TraceHistory == TraceHistoryIn
+OrderHints == OrderHintsIn
+
+VARIABLES
+    i,      \* trace lines matched
+    sub     \* spec steps taken since line i
+
+traceVars == <<vars, i, sub>>
+
+OrZero(m) == [k \in Keys |-> IF k \in DOMAIN m THEN m[k] ELSE 0]
+
+IsNext(t) ==
+    /\ server' = OrZero(t.state.server)
+    /\ history' = SubSeq(TraceHistory, 1, t.state.history)
+    /\ compacted' = t.state.compacted
+    /\ reflector' = t.state.reflector
+    /\ lastSyncRV' = t.state.lastSyncRV
+    /\ log' = t.state.log
+    /\ processing' = <<>>
+    /\ synced' = t.state.synced
+    /\ store' = OrZero(t.state.store)
+    /\ notifications' = t.state.notifications
+    /\ view' = OrZero(t.state.view)
+    /\ lastRV' = OrZero(t.state.lastRV)
+
+TraceRange(s) == {s[n] : n \in DOMAIN s}
+AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
+(* Replaces RealFIFO's Orders in the cfg (see InformerTrace.tla).          *)
+TraceOrders(S) ==
+    IF Cardinality(S) <= 3 THEN AllOrders(S) ELSE {s \in OrderHints : TraceRange(s) = S}
+
+NextWrite(t) ==
+    /\ Len(history) < t.state.history
+    /\ Write(TraceHistory[Len(history) + 1].key)
+    /\ history' = SubSeq(TraceHistory, 1, Len(history) + 1)
+
+SpecStep(t) ==
+    LET acts == t.acts IN
+    \/ "Write" \in acts /\ NextWrite(t)
+    \/ "Compact" \in acts /\ Compact
+    \/ "List" \in acts /\ List
+    \/ "Connect" \in acts /\ Connect
+    \/ "WatchEvent" \in acts /\ WatchEvent
+    \/ "WatchDrop" \in acts /\ WatchDrop
+    \/ "Take" \in acts /\ Take
+    \/ "ProcessEntry" \in acts /\ ProcessEntry
+    \/ "Handle" \in acts /\ Handle
+
+TraceInit ==
+    /\ Init
+    /\ i = 0
+    /\ sub = 0
+
+Arrive ==
+    /\ i < Len(Trace)
+    /\ LET t == Trace[i + 1] IN
+        /\ ~t.reset
+        /\ IsNext(t)
+        /\ \/ sub = 0 /\ UNCHANGED vars
+           \/ sub < t.budget /\ SpecStep(t)
+    /\ i' = i + 1
+    /\ sub' = 0
+
+Between ==
+    /\ i < Len(Trace)
+    /\ LET t == Trace[i + 1] IN
+        /\ ~t.reset
+        /\ sub + 1 < t.budget
+        /\ SpecStep(t)
+    /\ sub' = sub + 1
+    /\ UNCHANGED i
+
+(* A new informer against the same server: all but the server as in Init. *)
+Restart ==
+    /\ i < Len(Trace)
+    /\ sub = 0
+    /\ Trace[i + 1].reset
+    /\ IsNext(Trace[i + 1])
+    /\ UNCHANGED serverVars
+    /\ reflector' = "list"
+    /\ lastSyncRV' = 0
+    /\ populated' = FALSE
+    /\ initialPopulationCount' = 0
+    /\ (RF!Init)'
+    /\ notifications' = <<>>
+    /\ view' = [k \in Keys |-> 0]
+    /\ lastRV' = [k \in Keys |-> 0]
+    /\ applied' = {}
+    /\ i' = i + 1
+    /\ sub' = 0
+
+TraceNext == Arrive \/ Between \/ Restart
+
+ReportLine == sub # 0 \/ PrintT(<<"trace-line", i>>)
+=============================================================================

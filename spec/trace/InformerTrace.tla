@@ -1,0 +1,147 @@
+---------------------------- MODULE InformerTrace ----------------------------
+(***************************************************************************)
+(* Trace validation for Informer.tla: is a run of the Python simulator    *)
+(* (an informer-spec scenario, `--fifo delta`) a behaviour of the whole    *)
+(* informer -- server, reflector, DeltaFIFO, store, listener and handler?  *)
+(* The technique, the records [state, acts, budget, reset] and the verdict *)
+(* are those of WorkQueueTrace.tla.                                        *)
+(*                                                                         *)
+(* Mapped (refimpl/tla/trace.py; rv = the code's rv - 1, as in            *)
+(* refimpl/tla/refine_informer.py): server; history, every write the      *)
+(* simulator saw the server make, compacted or not -- a line holds only   *)
+(* its length, a prefix of TraceHistory; compacted; reflector, the        *)
+(* simulator's reading of where the reflector loop is parked (not started *)
+(* or in the relist backoff = "list"; backing off after a failed watch    *)
+(* request, or holding an unread 410 answer = "connect"; reading an open  *)
+(* watch = "watch"); lastSyncRV; queue, items, synced and store as in     *)
+(* DeltaFIFOTrace.tla; notifications, the pending notifications of the    *)
+(* listener h0; view and lastRV, kept by a recording handler behind h0.   *)
+(* Partial maps in the trace (server, store, view, lastRV, items) list    *)
+(* only their non-zero entries.  Not in the trace, so left to the spec:   *)
+(* populated, initialPopulationCount and the history variable `applied`.  *)
+(*                                                                         *)
+(* Some code steps are several spec steps: a reflector step that lists     *)
+(* also opens its watch (List, Connect); one that sees its watch end       *)
+(* re-watches at once (WatchDrop, Connect).  A line may also take one      *)
+(* Write per server write it shows (the first line: the scenario's initial *)
+(* objects too); each Write must append the next write of TraceHistory,    *)
+(* which only removes dead ends (history is append-only and fixed by the   *)
+(* line).  List chooses its list and tombstone order through DF!Orders,    *)
+(* which the cfg overrides with TraceOrders: every order of up to 3        *)
+(* elements, else the orders the trace shows; that narrows Next, so a      *)
+(* trace can be wrongly rejected, never wrongly accepted.                  *)
+(*                                                                         *)
+(* A reset is a crash and restart of the informer's process: the server   *)
+(* keeps its state, everything else starts as in Init (a restart is not a *)
+(* step of the spec, which describes one informer).                        *)
+(***************************************************************************)
+EXTENDS Informer, TLC
+
+CONSTANTS
+    TraceIn,        \* Seq([state, acts, budget, reset])
+    TraceHistoryIn, \* Seq([type, key, rv]): every server write of the trace
+    OrderHintsIn    \* a set of sequences: orders of objects or keys the code used
+
+(* TLC evaluates a constant definition once, but a cfg substitution for a  *)
+(* CONSTANT at every use: the trace's values are read through these.       *)
+Trace == TraceIn
+TraceHistory == TraceHistoryIn
+OrderHints == OrderHintsIn
+
+VARIABLES
+    i,      \* trace lines matched
+    sub     \* spec steps taken since line i
+
+traceVars == <<vars, i, sub>>
+
+OrZero(m) == [k \in Keys |-> IF k \in DOMAIN m THEN m[k] ELSE 0]
+ItemsOf(t) ==
+    [k \in Keys |-> IF k \in DOMAIN t.state.items THEN t.state.items[k] ELSE <<>>]
+
+(* Conjoined before the spec action: TLC takes the primed values of the    *)
+(* mapped variables from the trace.                                        *)
+IsNext(t) ==
+    /\ server' = OrZero(t.state.server)
+    /\ history' = SubSeq(TraceHistory, 1, t.state.history)
+    /\ compacted' = t.state.compacted
+    /\ reflector' = t.state.reflector
+    /\ lastSyncRV' = t.state.lastSyncRV
+    /\ queue' = t.state.queue
+    /\ items' = ItemsOf(t)
+    /\ synced' = t.state.synced
+    /\ store' = OrZero(t.state.store)
+    /\ notifications' = t.state.notifications
+    /\ view' = OrZero(t.state.view)
+    /\ lastRV' = OrZero(t.state.lastRV)
+
+TraceRange(s) == {s[n] : n \in DOMAIN s}
+AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
+(* Replaces DeltaFIFO's Orders in the cfg (see above).                     *)
+TraceOrders(S) ==
+    IF Cardinality(S) <= 3 THEN AllOrders(S) ELSE {s \in OrderHints : TraceRange(s) = S}
+
+(* The server's next write is the trace's next one.                        *)
+NextWrite(t) ==
+    /\ Len(history) < t.state.history
+    /\ Write(TraceHistory[Len(history) + 1].key)
+    /\ history' = SubSeq(TraceHistory, 1, Len(history) + 1)
+
+(* One step of Informer's Next towards line t, among the actions it names. *)
+SpecStep(t) ==
+    LET acts == t.acts IN
+    \/ "Write" \in acts /\ NextWrite(t)
+    \/ "Compact" \in acts /\ Compact
+    \/ "List" \in acts /\ List
+    \/ "Connect" \in acts /\ Connect
+    \/ "WatchEvent" \in acts /\ WatchEvent
+    \/ "WatchDrop" \in acts /\ WatchDrop
+    \/ "Process" \in acts /\ Process
+    \/ "Handle" \in acts /\ Handle
+
+TraceInit ==
+    /\ Init
+    /\ i = 0
+    /\ sub = 0
+
+Arrive ==
+    /\ i < Len(Trace)
+    /\ LET t == Trace[i + 1] IN
+        /\ ~t.reset
+        /\ IsNext(t)
+        /\ \/ sub = 0 /\ UNCHANGED vars
+           \/ sub < t.budget /\ SpecStep(t)
+    /\ i' = i + 1
+    /\ sub' = 0
+
+Between ==
+    /\ i < Len(Trace)
+    /\ LET t == Trace[i + 1] IN
+        /\ ~t.reset
+        /\ sub + 1 < t.budget
+        /\ SpecStep(t)
+    /\ sub' = sub + 1
+    /\ UNCHANGED i
+
+(* A new informer against the same server: all but the server as in Init. *)
+Restart ==
+    /\ i < Len(Trace)
+    /\ sub = 0
+    /\ Trace[i + 1].reset
+    /\ IsNext(Trace[i + 1])
+    /\ UNCHANGED serverVars
+    /\ reflector' = "list"
+    /\ lastSyncRV' = 0
+    /\ populated' = FALSE
+    /\ initialPopulationCount' = 0
+    /\ (DF!Init)'
+    /\ notifications' = <<>>
+    /\ view' = [k \in Keys |-> 0]
+    /\ lastRV' = [k \in Keys |-> 0]
+    /\ applied' = {}
+    /\ i' = i + 1
+    /\ sub' = 0
+
+TraceNext == Arrive \/ Between \/ Restart
+
+ReportLine == sub # 0 \/ PrintT(<<"trace-line", i>>)
+=============================================================================
