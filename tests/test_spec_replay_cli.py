@@ -7,9 +7,11 @@ import re
 import shutil
 from pathlib import Path
 
+import attrs
 import pytest
 
 from refimpl.cli import main
+from refimpl.tla.graph import load_graph, write_graph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.mappings import MAPPINGS, mapping_for, mc_constants
 
@@ -26,6 +28,13 @@ def test_constants_come_from_the_mc_module() -> None:
     assert constants == {"Keys": frozenset({"a", "b"}), "MaxRV": 3}
     with pytest.raises(ValueError, match="no code mapping for model Nope"):
         mapping_for("Nope", SPEC / "MCInformer.tla")
+
+
+def test_a_constant_missing_from_the_mc_module_is_named(tmp_path: Path) -> None:
+    module = tmp_path / "MCWorkQueue.tla"
+    module.write_text('MCKeys == {"a", "b"}\nMCNoItem ==\n    "-"\n')  # split over lines
+    with pytest.raises(ValueError, match="binds no MCNoItem on one line"):
+        mapping_for("WorkQueue", module)
 
 
 def test_replay_prints_a_table_and_succeeds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,16 +55,21 @@ def test_stale_graph_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_mismatch_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # A graph of other constants than the MC module says: every state is rebuilt with
-    # one key too few, so the code's moves cannot match.
+    # A graph (hash still current) in which one Done edge leads somewhere else: the
+    # code's Done cannot follow it, so the replay must say so.
     spec = tmp_path / "spec"
     shutil.copytree(SPEC, spec)
-    mc = spec / "MCWorkQueue.tla"
-    mc.write_text(mc.read_text().replace('MCKeys == {"a", "b"}', 'MCKeys == {"a"}'))
-    assert main(["spec", "replay", "--spec-dir", str(spec), "--show", "2", "WorkQueue"]) == 1
+    graph = load_graph(SPEC / "graphs" / "WorkQueue.json.gz")
+    i = next(n for n, e in enumerate(graph.edges) if e.action == "Done")
+    wrong = next(t for t in range(len(graph.states)) if t != graph.edges[i].target)
+    edges = list(graph.edges)
+    edges[i] = attrs.evolve(edges[i], target=wrong)
+    write_graph(attrs.evolve(graph, edges=tuple(edges)), spec / "graphs" / "WorkQueue.json.gz")
+    assert main(["spec", "replay", "--spec-dir", str(spec), "--show", "1", "WorkQueue"]) == 1
     captured = capsys.readouterr()
-    assert "FAIL" in captured.out
-    assert "which the spec does not allow" in captured.err or "no matching" in captured.err
+    assert re.search(r"^WorkQueue\s+\d+\s+\d+\s+\d+\s+1\+\s.*FAIL$", captured.out, re.M)
+    assert "stale" not in captured.out
+    assert "Done" in captured.err
 
 
 def test_unknown_or_graphless_model_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,8 +25,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from refimpl.cache import reflector as reflector_module
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
+from refimpl.cache.listwatch import ListOptions
+from refimpl.cache.reflector import ReflectorCore
 from refimpl.sim import get_scenario
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator
@@ -1157,6 +1160,32 @@ def test_a_skipped_watch_event_is_caught(
     assert result.failed is not None and result.failed.index == n, result.summary()
     assert result.failed.action == "reflector" and result.steps_checked == n - 1
     assert set(result.failed.changed()) == {"lastSyncRV"}
+
+
+class _WatchFromListRV(ReflectorCore):
+    """Re-watches from the last *list's* resourceVersion instead of the last event's.
+    The graph replay cannot see this (a rebuilt state has just listed at lastSyncRV);
+    docs/07-the-model-and-the-code.md says trace validation can."""
+
+    list_rv = ""
+
+    def set_last_sync_resource_version(self, resource_version: str) -> None:
+        self.list_rv = resource_version
+        super().set_last_sync_resource_version(resource_version)
+
+    def watch_options(self, timeout_seconds: int) -> ListOptions:
+        options = super().watch_options(timeout_seconds)
+        return attrs.evolve(options, resource_version=self.list_rv or options.resource_version)
+
+
+@tlc
+def test_a_watch_from_the_last_list_rv_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reflector_module, "ReflectorCore", _WatchFromListRV)
+    lines = spec_run(1, "delta")
+    monkeypatch.undo()
+    result = tr.validate(lines, "Informer")
+    assert result.failed is not None, result.summary()
+    assert result.failed.action == "reflector", result.summary()
 
 
 @tlc

@@ -263,23 +263,40 @@ class InformerCore:
             else:
                 one, initial = fifo.take_one()
                 deltas = [one]
-            try:
-                if len(deltas) == 1:
-                    single(self, self.indexer, deltas, initial)
-                else:
-                    batch(self, self.indexer, deltas, initial)
-            except Exception as err:
-                self.process_errors.append(err)
-            finally:
-                fifo.finish(len(deltas))
-        else:
-            _, deltas, initial = fifo.pop_ready()
-            try:
-                single(self, self.indexer, deltas, initial)
-            except Exception as err:
-                self.process_errors.append(err)
+            self.process_taken(deltas, initial, single, batch)
+            return deltas
+        _, deltas, initial = fifo.pop_ready()
+        try:
+            single(self, self.indexer, deltas, initial)
+        except Exception as err:
+            self.process_errors.append(err)
         self._check_synced()
         return deltas
+
+    def process_taken(
+        self,
+        deltas: Sequence[Delta],
+        initial: bool,
+        single: ProcessFunc = process_deltas,
+        batch: ProcessFunc = process_deltas_in_batch,
+    ) -> None:
+        """The second half of :meth:`process_next` for a RealFIFO: process entries
+        already taken from the core (``take_one``/``take_batch``; with
+        ``unlock_while_processing`` producers may have run since), finish them, then
+        re-check sync. spec/InformerAtomic.tla's ``ProcessEntry``."""
+        fifo = self.fifo_core
+        if not isinstance(fifo, RealFIFOCore):
+            raise TypeError("process_taken is for a RealFIFO; a DeltaFIFO pops and processes")
+        try:
+            if len(deltas) == 1:
+                single(self, self.indexer, deltas, initial)
+            else:
+                batch(self, self.indexer, deltas, initial)
+        except Exception as err:
+            self.process_errors.append(err)
+        finally:
+            fifo.finish(len(deltas))
+        self._check_synced()
 
     def _check_synced(self) -> None:
         if self.synced or not self._fifo_has_synced():

@@ -14,7 +14,8 @@ reflector of ``spec/Informer.tla`` and ``spec/InformerAtomic.tla``: variables
 relist, "connect" while a watch request is unanswered, "watch") and ``lastSyncRV``;
 actions ``List``, ``Connect``, ``WatchEvent``, ``WatchDrop`` (the mapping, replayed over
 the models' whole state graphs in CI, is ``refimpl/tla/refine_informer.py``). Not in
-the specs: list errors, 429s, internal-error retries, watch-list, resync, bookmarks.
+the specs: list errors, 429s, internal-error retries, watch-list, resync, bookmarks,
+and the relist after a watch that ends within ``VERY_SHORT_WATCH`` with no event.
 
 Deliberate differences from client-go (each keeps every observable order Go allows):
 

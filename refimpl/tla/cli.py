@@ -46,12 +46,13 @@ def register(subparsers: Any) -> None:
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--spec-dir", type=Path, default=None, help="default: ./spec")
-    common.add_argument("--workers", default="auto", help="TLC worker threads (default auto)")
+    tlc = argparse.ArgumentParser(add_help=False)
+    tlc.add_argument("--workers", default="auto", help="TLC worker threads (default auto)")
     sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
     p_list = sub.add_parser("list", parents=[common], help="list the models of the manifest")
     p_list.set_defaults(func=_run_list)
     p_check = sub.add_parser(
-        "check", parents=[common], help="run TLC on models and compare with the manifest"
+        "check", parents=[common, tlc], help="run TLC on models and compare with the manifest"
     )
     p_check.add_argument("models", nargs="*", metavar="MODEL", help="default: all")
     p_check.add_argument(
@@ -61,7 +62,9 @@ def register(subparsers: Any) -> None:
     )
     p_check.add_argument("-v", "--verbose", action="store_true", help="print TLC's output")
     p_check.set_defaults(func=_run_check)
-    p_export = sub.add_parser("export", parents=[common], help="regenerate spec/graphs/*.json.gz")
+    p_export = sub.add_parser(
+        "export", parents=[common, tlc], help="regenerate spec/graphs/*.json.gz"
+    )
     p_export.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
     p_export.set_defaults(func=_run_export)
     p_replay = sub.add_parser(
@@ -244,7 +247,7 @@ def _run_replay(args: argparse.Namespace) -> int:
                 str(report.states),
                 str(report.edges),
                 str(report.stutters),
-                str(len(report.mismatches)) + ("+" if len(report.mismatches) >= args.show else ""),
+                str(len(report.mismatches)) + ("" if report.complete else "+"),
                 f"{seconds:.1f}s",
                 verdict,
             )

@@ -106,4 +106,11 @@ def mapping_for(name: str, module: Path) -> Mapping_:
     except KeyError:
         known = ", ".join(MAPPINGS)
         raise ValueError(f"no code mapping for model {name} (have: {known})") from None
-    return build(mc_constants(module))
+    constants = mc_constants(module)
+    try:
+        return build(constants)
+    except KeyError as missing:
+        raise ValueError(
+            f"{module.name} binds no MC{missing.args[0]} on one line (found: "
+            f"{', '.join(constants) or 'nothing'}); the replay of {name} needs it"
+        ) from None

@@ -42,7 +42,8 @@ and the actions::
                    error in client-go, not modelled): the loop asks for a new watch
     Process        InformerCore.process_next()                            (DELTA)
     Take           fifo.take_one()                                        (atomic)
-    ProcessEntry   process_deltas(informer, indexer, [entry]); fifo.finish(1)
+    ProcessEntry   InformerCore.process_taken([entry]): process_deltas, finish(1),
+                   the sync check (process_next is fifo.take_one() + this)
     Handle         listener.dispatch_one()
 
 Go's map order (the order of relist tombstones from the store, and of the deletions a
@@ -362,7 +363,11 @@ class InformerMapping:
         state: Mapping[str, Value],
         store_order: tuple[str, ...] | None = None,
         list_order: tuple[str, ...] = (),
+        *,
+        load: bool = True,
     ) -> _Informer:
+        """The code in ``state``; ``load=False`` leaves the FIFO, indexer and ``applied``
+        as the code constructs them."""
         history = state["history"]
         compacted = state["compacted"]
         last_sync = state["lastSyncRV"]
@@ -418,11 +423,27 @@ class InformerMapping:
         store.target = FifoWriter(informer.fifo_core, informer)
         informer.processor.add_listener(built.listener)
         informer.processor.run()  # not threaded: marks the listeners started
-        self._load_fifo_and_store(built, state, store_order)
-        spec_applied = state["applied"]
-        assert isinstance(spec_applied, frozenset)
-        applied.update(spec_applied)
+        if load:
+            self._load_fifo_and_store(built, state, store_order)
+            spec_applied = state["applied"]
+            assert isinstance(spec_applied, frozenset)
+            applied.update(spec_applied)
         return built
+
+    def initial_state(self) -> dict[str, Value]:
+        """The spec state of a freshly built informer: nothing loaded into its FIFO,
+        indexer, listener or handler (to compare with the spec's Init)."""
+        empty: dict[str, Value] = {
+            "history": (),
+            "compacted": 0,
+            "lastSyncRV": 0,
+            "reflector": "list",
+            "populated": False,
+            "notifications": (),
+            "view": Fn({}),
+            "lastRV": Fn({}),
+        }
+        return self.spec_state(self.build(empty, load=False))
 
     def _walk_loop(self, built: _Informer, phase: Value, last_sync: int, listed: bool) -> None:
         """Run the loop on a scripted list-watcher to the park point ``phase`` names,
@@ -484,7 +505,7 @@ class InformerMapping:
             ),
             "history": history,
             "compacted": server.compacted_rv - 1,
-            "reflector": self._phase(built.park),
+            "reflector": self._phase(built, history),
             "lastSyncRV": _spec_rv(built.core.last_sync_resource_version),
             "store": Fn({k: self._stored(built, k) for k in self.keys}),
             "notifications": tuple(_note_of(n) for n in built.listener.pending),
@@ -507,12 +528,29 @@ class InformerMapping:
         return _object_rv(obj) if exists else 0
 
     @staticmethod
-    def _phase(park: Park) -> str:
+    def _phase(built: _Informer, history: tuple[Value, ...]) -> str:
+        """The spec's ``reflector``; a watch that asks for, or delivers, anything but
+        the writes after ``lastSyncRV`` maps to no spec phase (and so mismatches)."""
+        park = built.park
         if park is None or (isinstance(park, WaitUntil) and park.reason == "backoff"):
             return "list"
-        if isinstance(park, WaitForEvent) and isinstance(park.watch, _PendingWatch):
-            return "connect" if park.watch.watch is None else "watch"
-        return f"unexpected park point {park!r}"
+        if not isinstance(park, WaitForEvent) or not isinstance(park.watch, _PendingWatch):
+            return f"unexpected park point {park!r}"
+        last_sync = built.core.last_sync_resource_version
+        open_watch = park.watch.watch
+        if open_watch is None:
+            asked = park.watch.options.resource_version
+            if asked != last_sync:
+                return f"connect from rv {asked!r}, not the last synced {last_sync!r}"
+            return "connect"
+        if open_watch.wire and open_watch.wire[0].type == ERROR:
+            return "watch answered 410 but not handed to the loop"
+        after = _spec_rv(last_sync)
+        due = [cast(Fn, e)["rv"] for e in history if cast(int, cast(Fn, e)["rv"]) > after]
+        sent = [_spec_rv(e.object.resource_version) for e in open_watch.wire]
+        if sent != due:
+            return f"watch delivering rvs {sent}, not the writes after {after}: {due}"
+        return "watch"
 
     # -- the moves ------------------------------------------------------------------
 
@@ -598,10 +636,9 @@ class InformerMapping:
         if state["processing"]:
             for store_order in self._orders(state, "store"):
                 built = self.build(state, store_order)
-                fifo = cast(RealFIFOCore, built.informer.fifo_core)
                 delta, initial = built.taken.pop()
-                self.process(built.informer, built.informer.indexer, [delta], initial)
-                fifo.finish(1)
+                built.informer.process_taken([delta], initial, single=self.process)
+                self._check_no_errors(built)
                 move("ProcessEntry", built)
 
     @staticmethod

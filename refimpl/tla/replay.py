@@ -31,19 +31,24 @@ class Move:
 
 @attrs.frozen
 class ReplayReport:
+    """``states`` and ``edges`` count what was replayed; ``complete`` is False when
+    the replay stopped early, after ``max_mismatches`` mismatches."""
+
     states: int
     edges: int
     stutters: int
     mismatches: tuple[str, ...]
+    complete: bool = True
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
 
     def summary(self) -> str:
+        cut = "" if self.complete else " (stopped early)"
         return (
             f"replayed {self.states} states and {self.edges} edges "
-            f"({self.stutters} code stutters), {len(self.mismatches)} mismatches"
+            f"({self.stutters} code stutters), {len(self.mismatches)} mismatches{cut}"
         )
 
 
@@ -69,8 +74,9 @@ def replay(
     index = graph.index()
     successors = graph.successors()
     mismatches: list[str] = []
-    edges = stutters = 0
+    edges = stutters = visited = 0
     for i, state in enumerate(graph.states):
+        visited += 1
         here = graph.key(i)
         spec: set[tuple[str, tuple[Value, ...], State]] = {
             (e.action, e.args, graph.key(e.target)) for e in successors[i] if e.target != i
@@ -96,4 +102,10 @@ def replay(
             )
         if len(mismatches) >= max_mismatches:
             break
-    return ReplayReport(len(graph.states), edges, stutters, tuple(mismatches[:max_mismatches]))
+    return ReplayReport(
+        visited,
+        edges,
+        stutters,
+        tuple(mismatches[:max_mismatches]),
+        complete=visited == len(graph.states),
+    )

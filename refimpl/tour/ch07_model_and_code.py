@@ -11,16 +11,17 @@ import shutil
 import tempfile
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
+
+import attrs
 
 from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.deltas import Delta, DeltaType
-from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.store import Indexer
 from refimpl.meta import meta_namespace_key_func
 from refimpl.tla.graph import StateGraph, load_graph, spec_files, spec_hash
 from refimpl.tla.manifest import default_spec_dir, load_manifest
-from refimpl.tla.mappings import mapping_for
+from refimpl.tla.mappings import mapping_for, mc_constants
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.refine_workqueue import WorkQueueMapping
 from refimpl.tla.replay import replay
@@ -70,7 +71,11 @@ def workqueue() -> list[Claim]:
     index = next(i for i, s in enumerate(graph.states) if _readd_in_flight(s))
     done = [e for e in graph.edges if e.source == index and e.action == "Done"]
     after = graph.states[done[0].target]
-    broken = replay(graph, WorkQueueMapping(("a", "b"), "-", DoneForgetsCore), max_mismatches=10**6)
+    c = mc_constants(_spec() / "MCWorkQueue.tla")
+    keys = tuple(sorted(str(k) for k in c["Keys"])) if isinstance(c["Keys"], frozenset) else ()
+    broken = replay(
+        graph, WorkQueueMapping(keys, str(c["NoItem"]), DoneForgetsCore), max_mismatches=10**6
+    )
     return [
         equal("07.wq-states", "states of the WorkQueue model", report.states, 318),
         equal("07.wq-edges", "its edges (steps between distinct states)", report.edges, 1266),
@@ -143,7 +148,10 @@ def informer() -> list[Claim]:
     tombstones = sum(1 for s in graph.states if _tombstone_queued(s))
     broken = replay(
         graph,
-        InformerMapping(("a", "b"), 3, FifoMode.DELTA, process=handler_first),
+        attrs.evolve(
+            cast(InformerMapping, mapping_for("Informer", _spec() / "MCInformer.tla")),
+            process=handler_first,
+        ),
         max_mismatches=1,
     )
     return [
