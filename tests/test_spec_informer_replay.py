@@ -14,24 +14,21 @@ have such a code move. Broken parts, each a plausible bug, must fail the replay.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 import pytest
 
-from refimpl.cache.controller import ResourceEventHandler, process_deltas
-from refimpl.cache.deltas import Delta, DeltaType
 from refimpl.cache.informer_core import FifoMode, InformerCore
 from refimpl.cache.listwatch import ListOptions
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore
-from refimpl.cache.store import Indexer
 from refimpl.meta import meta_namespace_key_func
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.replay import replay
+from refimpl.tour.ch07_model_and_code import handler_first
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 KEYS = ("a", "b")  # MCKeys
@@ -95,28 +92,6 @@ def test_informer_refines_spec(model: tuple[FifoMode, StateGraph]) -> None:
 
 
 # -- broken parts ----------------------------------------------------------------------
-
-
-def handler_first(
-    handler: ResourceEventHandler, store: Indexer, deltas: Sequence[Delta], initial: bool
-) -> None:
-    """Notifies, then updates the store (the order processDeltas exists to prevent)."""
-    for delta in deltas:
-        obj = delta.object
-        if delta.type is DeltaType.REPLACED_ALL:
-            process_deltas(handler, store, [delta], initial)  # (not broken)
-            continue
-        if delta.type is DeltaType.DELETED:
-            handler.on_delete(obj)
-            store.delete(obj)
-            continue
-        old, exists = store.get_by_key(meta_namespace_key_func(obj))
-        if exists:
-            handler.on_update(old, obj)
-            store.update(obj)
-        else:
-            handler.on_add(obj, initial)
-            store.add(obj)
 
 
 class RewatchOnGone(ReflectorCore):

@@ -15,7 +15,7 @@ from typing import TypeVar, cast
 
 import attrs
 
-from refimpl.cache.controller import ResourceEventHandler
+from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.deltas import Delta, DeltaType
 from refimpl.cache.store import Indexer
 from refimpl.meta import meta_namespace_key_func
@@ -120,9 +120,13 @@ def _first_complaint(id: str, mismatches: Sequence[str], action: str) -> Claim:
 def handler_first(
     handler: ResourceEventHandler, store: Indexer, deltas: Sequence[Delta], initial: bool
 ) -> None:
-    """processDeltas with the two halves swapped: notify, then write the store."""
+    """processDeltas with the two halves swapped: notify, then write the store (a
+    ReplacedAll entry of the atomic RealFIFO is left to the real processDeltas)."""
     for delta in deltas:
         obj = delta.object
+        if delta.type is DeltaType.REPLACED_ALL:
+            process_deltas(handler, store, [delta], initial)
+            continue
         if delta.type is DeltaType.DELETED:
             handler.on_delete(obj)
             store.delete(obj)
