@@ -265,8 +265,8 @@ class _SwitchStore:
         self.target: ReflectorStore | None = None
 
     def _to(self) -> ReflectorStore:
-        if self.target is None:
-            raise _Discard
+        if self.target is None:  # the walk's scripted list and watches carry no objects
+            raise RuntimeError("the reflector wrote an object while the replay walked it")
         return self.target
 
     def add(self, obj: object) -> None:
@@ -284,10 +284,6 @@ class _SwitchStore:
 
     def resync(self) -> None:
         self._to().resync()
-
-
-class _Discard(Exception):
-    pass
 
 
 class _NeverStop:
