@@ -211,12 +211,15 @@ def _run_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _graphed(models: list[Model], names: list[str]) -> list[Model]:
+    """The named models, or every model with a committed graph when none is named."""
+    return select(models, names) if names else [m for m in models if m.graph]
+
+
 def _run_replay(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
     try:
-        chosen = (
-            select(models, list(args.models)) if args.models else [m for m in models if m.graph]
-        )
+        chosen = _graphed(models, list(args.models))
         missing = [m.name for m in chosen if not m.graph]
         if missing:
             raise ValueError(f"no committed graph for {', '.join(missing)}")
@@ -264,9 +267,7 @@ def _run_replay(args: argparse.Namespace) -> int:
 def _run_export(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
     try:
-        chosen = (
-            select(models, list(args.models)) if args.models else [m for m in models if m.graph]
-        )
+        chosen = _graphed(models, list(args.models))
         _require_tlc()
     except ValueError as exc:
         print(f"refimpl spec: {exc}", file=sys.stderr)

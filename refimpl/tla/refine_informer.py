@@ -608,9 +608,8 @@ class InformerMapping:
             built.resume(None)
             move("WatchDrop", built)
 
-        fifo = self.build(state).informer.fifo_core
-        if isinstance(fifo, DeltaFIFOCore):
-            if fifo.queue:
+        if self.mode is FifoMode.DELTA:
+            if state["queue"]:
                 built = self.build(state)
                 built.informer.process_next(single=self.process)
                 self._check_no_errors(built)
