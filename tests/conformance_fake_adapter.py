@@ -57,13 +57,28 @@ def misbehave(mode: str, request: dict[str, Any], driver: ReferenceDriver) -> bo
         out(encode({"id": rid, "error": {"kind": "oops", "message": "?"}}))
     elif mode == "refuse":
         out(encode({"id": rid, "error": {"kind": "unsupported", "message": "not today"}}))
+    elif mode == "v1-only":
+        # An adapter written for protocol 1: it refuses any other version.
+        if request.get("protocol") != 1:
+            out(encode({"id": rid, "error": {"kind": "unsupported", "message": "speaks 1"}}))
+        else:
+            out(encode(driver.handle(request)))
+    elif mode == "bad-observation":
+        response = driver.handle(request)
+        response["result"] = {**response["result"], "waiting": "soon"}
+        out(encode(response))
+    elif mode == "invent":
+        response = driver.handle(request)
+        call = {"handler": "h0", "kind": "add", "key": "zz", "rv": "99", "cache": "99"}
+        response["result"]["calls"].append({**call, "initial": False})
+        out(encode(response))
     elif mode == "extra-line":
         out(encode(driver.handle(request)))
         out(encode({"id": rid, "result": None}))
     elif mode == "not-object":
         out(b"[1, 2, 3]\n")
     elif mode == "bad-hello":
-        out(encode({"id": rid, "result": {"protocol": 2, "name": "x", "version": "0"}}))
+        out(encode({"id": rid, "result": {"protocol": 3, "name": "x", "version": "0"}}))
     elif mode == "wrong-answer":
         response = driver.handle(request)
         response["result"] = "something else"

@@ -282,7 +282,7 @@ def test_wrong_answer_is_a_disagreement() -> None:
 @pytest.mark.timeout(30)
 def test_bad_handshake_exits_2() -> None:
     status, text = conform("bad-hello:hello")
-    assert status == EXIT_ADAPTER and "protocol 2" in text, text
+    assert status == EXIT_ADAPTER and "answered protocol 3 to a hello for protocol 2" in text, text
     status, text = conform("crash:hello")
     assert status == EXIT_ADAPTER and "failed to start" in text, text
 

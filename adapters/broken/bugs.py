@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, tombstone
+from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.reflector import NextStep, ReflectorCore
 from refimpl.cache.store import Indexer, ThreadSafeMap
 from refimpl.conformance.driver import (
     LimiterFactory,
@@ -25,6 +28,9 @@ from refimpl.conformance.driver import (
     WorkqueueComponent,
     build_limiter,
 )
+from refimpl.conformance.informer_driver import InformerParts
+from refimpl.sim.informer import SimInformer
+from refimpl.tour.ch07_model_and_code import handler_first
 from refimpl.workqueue.backoff import fast_slow_delay
 from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
 from refimpl.workqueue.delaying_core import DelayingCore
@@ -570,6 +576,140 @@ _ALL += [
         "thread_safe_store.go Replace swaps the whole map",
         _cache(indexer=_indexer_with(ReplaceMerges)),
     ),
+]
+
+# --------------------------------------------------------------------------- informer
+#
+# Each swaps one part of InformerParts: how popped deltas are processed, the FIFO's
+# relist, the reflector's resourceVersion bookkeeping or the sync rule. Some bugs live in
+# one client-go generation only; the variant then offers only that one (``modes``). Two
+# need the optional ``pause`` method: with processing running after every request the
+# FIFO is always drained when the next relist or sync check comes.
+
+
+def _handler_first_batch(
+    handler: ResourceEventHandler, store: Indexer, deltas: Sequence[Delta], initial: bool
+) -> None:
+    for delta in deltas:
+        handler_first(handler, store, [delta], initial)
+
+
+class RelistKeepsVanished(DeltaFIFOCore):
+    """Replace queues the listed objects and no tombstone at all."""
+
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
+        listed: set[str] = set()
+        for obj in objects:
+            listed.add(self.key_of(obj))
+            self._queue_action(DeltaType.REPLACED, obj, internal=DeltaType.REPLACED)
+        if not self.populated:
+            self.populated = True
+            self.initial_population_count = len(listed)
+            self._check_synced()
+
+
+class QueuedOnlyNotTombstoned(DeltaFIFOCore):
+    """Replace tombstones keys of the known objects only, not keys merely queued."""
+
+    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
+        listed = {self.key_of(obj) for obj in objects}
+        for obj in objects:
+            self._queue_action(DeltaType.REPLACED, obj, internal=DeltaType.REPLACED)
+        deletions = 0
+        if self.known_objects is not None:
+            for key in self.known_objects.list_keys():
+                if key in listed:
+                    continue
+                stored, exists = self.known_objects.get_by_key(key)
+                deletions += 1
+                self._queue_action(DeltaType.DELETED, tombstone(key, stored if exists else None))
+        if not self.populated:
+            self.populated = True
+            self.initial_population_count = len(listed) + deletions
+            self._check_synced()
+
+
+class RewatchAfterExpired(ReflectorCore):
+    """A watch that ends with 410 is re-opened from the same resourceVersion."""
+
+    def after_watch(self, err: BaseException | None, now: float) -> NextStep:
+        step = super().after_watch(err, now)
+        return NextStep.REWATCH if step is NextStep.RELIST else step
+
+    @staticmethod
+    def after_watch_start_error(err: BaseException) -> NextStep:
+        return NextStep.BACKOFF_THEN_REWATCH
+
+
+class RewatchFromListRV(ReflectorCore):
+    """Watch events never move the last synced resourceVersion: every re-watch starts
+    again from the last list's."""
+
+    def observe_watch_rv(
+        self, resource_version: str, saw_non_added: bool, propagate_from_start: bool
+    ) -> bool:
+        return False
+
+
+def _synced_at_relist(informer: SimInformer) -> bool:
+    return informer.lists > 0
+
+
+def _delta_fifo(cls: type[DeltaFIFOCore]) -> Callable[[FifoMode, Indexer], DeltaFIFOCore]:
+    def build(mode: FifoMode, indexer: Indexer) -> DeltaFIFOCore:
+        return cls(known_objects=indexer, emit_delta_type_replaced=True)
+
+    return build
+
+
+def _informer(**changes: object) -> Callable[[Parts], None]:
+    def apply(parts: Parts) -> None:
+        informer = InformerParts()
+        for name, value in changes.items():
+            setattr(informer, name, value)
+        parts.informer = informer
+
+    return apply
+
+
+#: name -> (summary, origin, how to build it).
+INFORMER_BUG_PARTS: dict[str, tuple[str, str, Callable[[Parts], None]]] = {
+    "informer-handler-before-store": (
+        "each watch event is handed to the handlers before the cache is written",
+        "controller.go processDeltas writes the indexer, then distributes (INF-1)",
+        _informer(process=handler_first, process_batch=_handler_first_batch),
+    ),
+    "informer-relist-keeps-vanished": (
+        "a relist queues the listed objects but no delete for what vanished",
+        "delta_fifo.go Replace tombstones every known key missing from the list (INF-3)",
+        _informer(fifo_core=_delta_fifo(RelistKeepsVanished), modes=("delta",)),
+    ),
+    "informer-tombstones-only-known": (
+        "a relist tombstones cached keys only, not keys still queued",
+        "kubernetes PR #115620 (issue #115658), seen through the informer: a ghost (INF-3)",
+        _informer(fifo_core=_delta_fifo(QueuedOnlyNotTombstoned), modes=("delta",)),
+    ),
+    "informer-rewatch-after-410": (
+        "after a 410 the reflector watches again from the same resourceVersion",
+        "reflector.go relists after an expired watch; the history it needs is gone (REF-3)",
+        _informer(reflector_core=RewatchAfterExpired),
+    ),
+    "informer-rewatch-from-list-rv": (
+        "every re-watch starts from the last list's resourceVersion",
+        "reflector.go records each event's resourceVersion; older ones replay events (REF-3)",
+        _informer(reflector_core=RewatchFromListRV),
+    ),
+    "informer-synced-before-processing": (
+        "has_synced turns true when the first list reaches the queue, not the cache",
+        "shared_informer.go HasSynced waits for the initial list to be processed (FIFO-7)",
+        _informer(synced=_synced_at_relist),
+    ),
+}
+
+
+_ALL += [
+    Bug(name, "informer", summary, origin, apply)
+    for name, (summary, origin, apply) in INFORMER_BUG_PARTS.items()
 ]
 
 BUGS: dict[str, Bug] = {bug.name: bug for bug in _ALL}

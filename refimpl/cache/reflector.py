@@ -756,7 +756,8 @@ class _ReflectorBase:
             watch_list_page_size=watch_list_page_size,
             max_internal_error_retry_duration=max_internal_error_retry_duration,
         )
-        self.delay = DelayWithReset(
+        #: The backoff before each retry of ListAndWatch (a driver may wrap it).
+        self.delay: Callable[[], float] = DelayWithReset(
             backoff if backoff is not None else DEFAULT_BACKOFF,
             clock=self._clock,
             reset_interval=BACKOFF_RESET,
@@ -983,6 +984,16 @@ class SteppedReflector(_ReflectorBase):
         self._steps: Steps[None] | None = None
         self.waiting: Wait | None = None  # what the loop is parked on
         self.done = False
+        #: False: a ``WaitUntil`` ends only through :meth:`wake`, never by the clock (a
+        #: driver that steers the length of backoffs, e.g. to follow another
+        #: implementation whose jitter differs).
+        self.clock_wakes = True
+        self._wake = False
+
+    def wake(self) -> None:
+        """End the current (or next) ``WaitUntil`` at the next ``step()``, whatever the
+        clock says: the driver chose this backoff's length."""
+        self._wake = True
 
     def stop(self) -> None:
         """Request stop; the next ``step()`` ends the loop."""
@@ -1030,7 +1041,10 @@ class SteppedReflector(_ReflectorBase):
             return True if isinstance(wait, WaitUntil) else Wake.STOP
         now = self._clock.now()
         if isinstance(wait, WaitUntil):
-            return False if now >= wait.deadline else _BLOCKED
+            if self._wake:
+                self._wake = False
+                return False
+            return False if self.clock_wakes and now >= wait.deadline else _BLOCKED
         if wait.resync_at is not None and now >= wait.resync_at:
             return Wake.RESYNC
         try:

@@ -3,7 +3,9 @@
 Stateless. Results must match exactly as JSON (structure and types); errors match by
 ``kind`` only; ``when`` durations compare at nanosecond resolution; a ``pop_nowait``
 answer without ``initial`` (an implementation with no isInInitialList) is compared
-without it.
+without it. Informer observations compare what client-go fixes and nothing it leaves
+open (docs/protocol.md, "What is checked"): handler calls per handler and key, not
+across keys, and without the cache each call saw.
 """
 
 from __future__ import annotations
@@ -11,7 +13,44 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["agree"]
+__all__ = ["agree", "informer_view"]
+
+#: The call fields compared with the reference (``cache`` at call time is left open).
+CALL_FIELDS = ("kind", "rv", "old_rv", "tombstone", "initial")
+
+
+def informer_view(result: Any, with_initial: bool) -> Any:
+    """The part of an informer observation that client-go fixes: calls grouped per
+    (handler, key) in order, each without the cache it saw."""
+    if not isinstance(result, dict) or not isinstance(result.get("calls"), list):
+        return result
+    fields = CALL_FIELDS if with_initial else CALL_FIELDS[:-1]
+    per_key: dict[str, list[dict[str, Any]]] = {}
+    for call in result["calls"]:
+        if not isinstance(call, dict):
+            return result
+        slot = per_key.setdefault(f"{call.get('handler')}|{call.get('key')}", [])
+        slot.append({k: call[k] for k in fields if k in call})
+    return {**result, "calls": per_key}
+
+
+def _informer_answer(expected: dict[str, Any]) -> bool:
+    result = expected.get("result")
+    return isinstance(result, dict) and "waiting" in result and "calls" in result
+
+
+def _has_initial(actual: dict[str, Any]) -> bool:
+    result = actual.get("result")
+    calls = result.get("calls") if isinstance(result, dict) else None
+    if not isinstance(calls, list):
+        return True
+    return all("initial" in c for c in calls if isinstance(c, dict) and c.get("kind") == "add")
+
+
+def _canonical_value(value: Any, response: dict[str, Any]) -> str:
+    if "error" in response:
+        return "error:" + str(response["error"].get("kind"))
+    return json.dumps(value, sort_keys=True)
 
 
 def _canonical(method: str | None, response: dict[str, Any]) -> str:
@@ -30,6 +69,11 @@ def agree(request: dict[str, Any], expected: dict[str, Any], actual: dict[str, A
     isInInitialList) is compared without it.
     """
     method = request.get("method")
+    if _informer_answer(expected):
+        with_initial = _has_initial(actual)
+        return _canonical_value(informer_view(expected.get("result"), with_initial), expected) == (
+            _canonical_value(informer_view(actual.get("result"), with_initial), actual)
+        )
     if method == "pop_nowait":
         result = actual.get("result")
         wanted = expected.get("result")

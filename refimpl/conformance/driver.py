@@ -31,10 +31,12 @@ from refimpl.conformance.cache_driver import (
     RealFIFOComponent,
     StoreComponent,
 )
+from refimpl.conformance.informer_driver import InformerComponent, InformerParts
 from refimpl.conformance.protocol import (
     COMPONENTS,
     LIMITERS,
     PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
     ProtocolError,
     error_response,
     ok_response,
@@ -196,6 +198,7 @@ class Parts:
         default_factory=lambda: WorkqueueComponent
     )
     cache: CacheParts = field(default_factory=CacheParts)
+    informer: InformerParts = field(default_factory=InformerParts)
 
 
 class WorkqueueComponent(Component):
@@ -378,14 +381,19 @@ class ReferenceDriver:
 
     name = "refimpl-reference"
 
-    def __init__(self, parts: Parts | None = None, *, name: str | None = None) -> None:
+    def __init__(
+        self, parts: Parts | None = None, *, name: str | None = None, steered: bool = False
+    ) -> None:
         self.parts = parts if parts is not None else Parts()
         if name is not None:
             self.name = name
+        #: In-process, following an adapter's answers (see InformerComponent).
+        self.steered = steered
         self.clock = FakeClock(0.0)
         self.instances: dict[str, Component] = {}
+        self.protocol = PROTOCOL_VERSION
 
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self, protocol: int = PROTOCOL_VERSION) -> dict[str, Any]:
         limiters = sorted(LIMITERS)
         components: dict[str, Any] = {
             name: {"methods": list(COMPONENTS[name])}
@@ -402,8 +410,15 @@ class ReferenceDriver:
             "options": ["known_objects", "emit_delta_type_replaced"],
         }
         components["real_fifo"] = {"methods": list(COMPONENTS["real_fifo"]), "options": ["atomic"]}
+        if protocol >= 2:
+            components["informer"] = {
+                "methods": list(COMPONENTS["informer"]),
+                "behaves_like": list(self.parts.informer.modes),
+                "initial": True,
+                "resync": True,
+            }
         return {
-            "protocol": PROTOCOL_VERSION,
+            "protocol": protocol,
             "name": self.name,
             "version": __version__,
             "implementation": f"refimpl {__version__} (workqueue and cache cores, fake clock)",
@@ -427,13 +442,15 @@ class ReferenceDriver:
     def _dispatch(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         op = request.get("op")
         if op == "hello":
-            if request.get("protocol") != PROTOCOL_VERSION:
+            protocol = request.get("protocol")
+            if protocol not in PROTOCOL_VERSIONS or isinstance(protocol, bool):
                 raise ProtocolError(
                     "unsupported",
-                    f"protocol {request.get('protocol')!r} not spoken; this adapter speaks "
-                    f"{PROTOCOL_VERSION}",
+                    f"protocol {protocol!r} not spoken; this adapter speaks "
+                    f"{', '.join(map(str, PROTOCOL_VERSIONS))}",
                 )
-            return self.capabilities()
+            self.protocol = protocol
+            return self.capabilities(protocol)
         if op == "reset":
             self.clock = FakeClock(0.0)
             self.instances = {}
@@ -492,4 +509,6 @@ class ReferenceDriver:
             return DeltaFIFOComponent(options, self.parts.cache)
         if component == "real_fifo":
             return RealFIFOComponent(options, self.parts.cache)
+        if component == "informer" and self.protocol >= 2:
+            return InformerComponent(options, self.clock, self.parts.informer, steered=self.steered)
         raise ProtocolError("unsupported", f"unknown component {component!r}")

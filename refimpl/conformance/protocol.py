@@ -1,4 +1,4 @@
-"""The driver protocol, version 1: message shapes, names and checks. No I/O here.
+"""The driver protocol, version 2: message shapes, names and checks. No I/O here.
 
 JSON lines: the harness writes one request object per line to the adapter's stdin; the
 adapter writes exactly one response line per request to its stdout, in order. Every
@@ -19,6 +19,7 @@ __all__ = [
     "LIMITERS",
     "MAX_LINE_BYTES",
     "PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
     "ProtocolError",
     "check_response",
     "encode",
@@ -28,7 +29,10 @@ __all__ = [
     "seconds_to_ns",
 ]
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
+#: Versions the harness and the reference speak. Version 2 adds the ``informer``
+#: component; a version-1 adapter offers the others exactly as before.
+PROTOCOL_VERSIONS: Final = (1, 2)
 
 #: Longest line either side may send (bytes, excluding the newline). The harness treats
 #: a longer response line as a protocol violation instead of buffering it without end.
@@ -102,6 +106,20 @@ COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "delta_fifo": _FIFO_OPERATIONS,
     "real_fifo": _FIFO_OPERATIONS,
+    # Protocol 2. The methods answer the seam the informer's list/watch wait on.
+    "informer": (
+        "add_handler",
+        "start",
+        "list_reply",
+        "list_error",
+        "watch_open",
+        "watch_error",
+        "watch_event",
+        "watch_end",
+        "pause",
+        "resume",
+        "state",
+    ),
 }
 
 #: Rate limiter names and their parameters (durations in seconds).

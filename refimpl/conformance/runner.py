@@ -21,9 +21,11 @@ from typing import Any, TextIO
 
 from refimpl.conformance.compare import agree
 from refimpl.conformance.driver import ReferenceDriver, WorkqueueComponent
+from refimpl.conformance.informer_checks import InformerChecker, observation_problem
+from refimpl.conformance.informer_driver import FIFO_MODES, InformerComponent
 from refimpl.conformance.invariants import AnswerChecker
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
-from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION
+from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from refimpl.conformance.report import (
     Step,
     format_failure,
@@ -125,29 +127,66 @@ class Example:
     def __init__(self, ctx: RunContext, component: str) -> None:
         self.ctx = ctx
         self.component = component
-        self.ref = ReferenceDriver()
+        self.ref = ReferenceDriver(steered=True)
+        self.ref.protocol = ctx.protocol
         self.trace: list[Step] = []
         self.checker = AnswerChecker()
+        self.informer_checker = InformerChecker()
+        #: Informer answers are compared with the reference only if the adapter names
+        #: the client-go generation it behaves like; its invariants are checked always.
+        self.compared = component != "informer" or bool(ctx.behaves_like("informer"))
+        self.failed = False
 
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send ``request`` to the adapter, then to the steered reference; compare."""
+        try:
+            return self._exchange(request)
+        except (Mismatch, AbortRun):
+            self.failed = True
+            raise
+
+    def _reference(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        if not self.compared:
+            return None
+        rid = actual.get("id") if actual is not None else None
+        return self.ref.handle({"id": rid, **request}, actual)
+
+    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         ctx = self.ctx
         try:
             actual = ctx.adapter_request(request)
         except AdapterFailure as exc:
-            expected = self.ref.handle({"id": None, **request})
-            self.trace.append(Step(request, expected, None))
+            self.trace.append(Step(request, self._reference(request, None), None))
             ctx.record(self, "adapter", exc.describe(), exc)
             if isinstance(exc, AdapterHung):
                 raise AbortRun() from None
             raise Mismatch(exc.describe()) from None
-        expected = self.ref.handle({"id": actual.get("id"), **request}, actual)
+        expected = self._reference(request, actual)
         self.trace.append(Step(request, expected, actual))
         ctx.steps += 1
-        violations = self.checker.check(request, actual)
+        informer_call = self.component == "informer" and request.get("op") == "call"
+        if informer_call and "result" in actual:
+            problem = observation_problem(actual["result"])
+            if problem is not None:
+                ctx.record(self, "adapter", f"malformed informer answer: {problem}", None)
+                raise Mismatch(problem)
+        if self.component == "informer":
+            violations = self.informer_checker.check(request, actual)
+        else:
+            violations = self.checker.check(request, actual)
         if violations:
             ctx.record(self, "invariant", "; ".join(violations), None)
             raise Mismatch(violations[0])
+        if expected is None:
+            kind = actual.get("error", {}).get("kind") if "error" in actual else None
+            if kind in ADAPTER_SIDE_ERRORS:
+                message = (
+                    f"the adapter answered error {kind!r} to a request it declared "
+                    f"({actual['error'].get('message')!r})"
+                )
+                ctx.record(self, "adapter", message, None)
+                raise Mismatch(message)
+            return actual
         if not agree(request, expected, actual):
             kind = actual.get("error", {}).get("kind") if "error" in actual else None
             if kind in ADAPTER_SIDE_ERRORS:
@@ -164,12 +203,25 @@ class Example:
     def next_deadline(self) -> float | None:
         """Seconds until the reference's next delayed add fires (None: nothing waits)."""
         instance = self.ref.instances.get("x")
+        if isinstance(self.ref.instances.get("i"), InformerComponent):
+            return self._informer_deadline()
         if not isinstance(instance, WorkqueueComponent):
             return None
         ready = instance.q.waiting.next_ready_at()
         if ready is None:
             return None
         return (ready - instance.clock.now()) / 1_000_000_000
+
+    def _informer_deadline(self) -> float | None:
+        """Seconds until the reference informer's next timer (backoff or resync)."""
+        component = self.ref.instances["i"]
+        assert isinstance(component, InformerComponent)
+        reflector = component.informer.reflector
+        deadline = None if reflector is None else reflector.next_deadline()
+        now = component.clock.now()
+        if deadline is None or deadline - now > 3600:  # parked for an unanswered list
+            return None
+        return max(round(deadline - now, 9), 0.0)
 
 
 class RunContext:
@@ -185,6 +237,8 @@ class RunContext:
             config.command, timeout=config.timeout, cwd=config.cwd, log=self.log_file
         )
         self.hello: dict[str, Any] = {}
+        #: The protocol version the adapter agreed to (2, or 1 for an older adapter).
+        self.protocol = PROTOCOL_VERSION
         self.need_restart = False
         self.examples = 0
         self.steps = 0
@@ -199,18 +253,31 @@ class RunContext:
         self.show_progress = config.progress if config.progress is not None else err.isatty()
 
     # -- adapter
+    def behaves_like(self, component: str) -> list[str]:
+        """The client-go generations the adapter's ``component`` answers must match."""
+        caps = self.hello.get("components", {}).get(component, {})
+        modes = caps.get("behaves_like") if isinstance(caps, dict) else None
+        return [m for m in modes if isinstance(m, str)] if isinstance(modes, list) else []
+
     def start_adapter(self) -> dict[str, Any]:
         self.adapter.close()
         self.adapter.start()
+        self.protocol = PROTOCOL_VERSION
         response = self.adapter.request(
             {"op": "hello", "protocol": PROTOCOL_VERSION}, timeout=self.config.startup_timeout
         )
+        if response.get("error", {}).get("kind") == "unsupported":
+            # An adapter written for protocol 1 refuses 2: speak 1 (no informer).
+            self.protocol = 1
+            response = self.adapter.request(
+                {"op": "hello", "protocol": 1}, timeout=self.config.startup_timeout
+            )
         if "error" in response:
             raise AdapterHandshakeError(
                 f"handshake refused: {response['error'].get('kind')}: "
                 f"{response['error'].get('message')}"
             )
-        problem = check_hello(response.get("result"))
+        problem = check_hello(response.get("result"), self.protocol)
         if problem:
             raise AdapterHandshakeError(f"bad handshake answer: {problem}")
         self.hello = response["result"]
@@ -325,12 +392,16 @@ class AdapterHandshakeError(Exception):
         return str(self)
 
 
-def check_hello(result: Any) -> str | None:
-    """What is wrong with a ``hello`` result (None if nothing)."""
+def check_hello(result: Any, protocol: int = PROTOCOL_VERSION) -> str | None:
+    """What is wrong with a ``hello`` result to a hello at ``protocol`` (None if nothing)."""
     if not isinstance(result, dict):
         return "result must be an object"
-    if result.get("protocol") != PROTOCOL_VERSION:
-        return f"adapter speaks protocol {result.get('protocol')!r}, harness speaks 1"
+    if result.get("protocol") != protocol:
+        return (
+            f"adapter answered protocol {result.get('protocol')!r} to a hello for protocol "
+            f"{protocol} "
+            f"(the harness speaks {', '.join(map(str, PROTOCOL_VERSIONS))})"
+        )
     for key in ("name", "version"):
         if not isinstance(result.get(key), str):
             return f"{key!r} must be a string"
@@ -340,6 +411,15 @@ def check_hello(result: Any) -> str | None:
     for name, caps in components.items():
         if not isinstance(caps, dict) or not isinstance(caps.get("methods"), list):
             return f"component {name!r} needs a list 'methods'"
+    informer = components.get("informer")
+    if informer is not None:
+        if protocol < 2:
+            return "the informer component needs protocol 2"
+        modes = informer.get("behaves_like")
+        if modes is not None and (
+            not isinstance(modes, list) or not all(m in FIFO_MODES for m in modes)
+        ):
+            return f"informer 'behaves_like' must be null or a list of {list(FIFO_MODES)}"
     return None
 
 
@@ -369,6 +449,7 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     from hypothesis.reporting import with_reporter
     from hypothesis.stateful import run_state_machine_as_test
 
+    from refimpl.conformance.informer_machine import make_informer_machine
     from refimpl.conformance.machines import make_machine
 
     caps = ctx.hello["components"][component]
@@ -378,9 +459,12 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
         if m in COMPONENTS[component] and m not in ctx.config.skip
     )
     ctx.start_component(component, budget)
-    machine = make_machine(
-        ctx, component, methods, caps, misuse=ctx.config.misuse, pinned=ctx.config.options
-    )
+    if component == "informer":
+        machine = make_informer_machine(ctx, methods, caps)
+    else:
+        machine = make_machine(
+            ctx, component, methods, caps, misuse=ctx.config.misuse, pinned=ctx.config.options
+        )
     assert ctx.config.seed is not None
     machine = seed(ctx.config.seed)(machine)
     outcome = "done"
@@ -538,7 +622,7 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
         described = f" ({impl})" if impl else ""
         out.write(
             f"conform: adapter {hello['name']} {hello['version']}{described}, "
-            f"protocol {PROTOCOL_VERSION}, seed {config.seed}\n"
+            f"protocol {ctx.protocol}, seed {config.seed}\n"
         )
         for c in wanted:
             if c not in offered:

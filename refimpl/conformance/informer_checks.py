@@ -1,0 +1,302 @@
+"""Invariants of the ``informer`` component, checked on the adapter's answers alone.
+
+Owns what the harness's answers so far imply — the *given* state (the last
+``list_reply``, then every ``watch_event`` after it), every resourceVersion given per key,
+the newest resourceVersion given — and what the adapter's answers imply: each handler's
+view (its calls replayed), ``has_synced`` so far, how long the informer has been asleep.
+It needs no reference, so it checks implementations that behave like no client-go
+generation as strictly as those that do. Every violation names its docs/invariants.md
+ID. Ports nothing; the properties are those of ``spec/Informer.tla`` (StoreBeforeHandler,
+PerKeyRVOrder, NoLostDelete, Converges) stated on what a protocol client can see.
+
+:func:`observation_problem` is separate: a malformed answer is the adapter's failure
+(exit 2), not a property of the implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["InformerChecker", "observation_problem"]
+
+WAITING_OPS = frozenset({"idle", "list", "watch", "watching", "sleeping"})
+CALL_KINDS = frozenset({"add", "update", "delete"})
+#: Fake seconds an informer may sleep after an error before asking again (client-go
+#: backs off at most 30 s, jittered up to twice that).
+LIVENESS_SECONDS = 300.0
+
+
+def _key(obj: dict[str, Any]) -> str:
+    namespace = obj.get("namespace", "")
+    return f"{namespace}/{obj['name']}" if namespace else str(obj["name"])
+
+
+def _is_object(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("namespace", ""), str)
+        and isinstance(value.get("rv"), str)
+    )
+
+
+def _rv_int(rv: Any) -> int | None:
+    if isinstance(rv, str) and rv.isdigit():
+        return int(rv)
+    return None
+
+
+def observation_problem(result: Any) -> str | None:
+    """Why ``result`` is not an informer observation (None if it is one)."""
+    if not isinstance(result, dict):
+        return f"an informer answer must be an observation object, got {result!r:.80}"
+    waiting = result.get("waiting")
+    if not isinstance(waiting, dict) or waiting.get("op") not in WAITING_OPS:
+        return f"'waiting' must be an object with op in {sorted(WAITING_OPS)}: {waiting!r:.80}"
+    if waiting["op"] in ("list", "watch", "watching") and not isinstance(waiting.get("rv"), str):
+        return f"'waiting.rv' must be a string for op {waiting['op']!r}"
+    if not isinstance(result.get("has_synced"), bool):
+        return "'has_synced' must be a boolean"
+    cache = result.get("cache")
+    if not isinstance(cache, list) or not all(_is_object(o) for o in cache):
+        return "'cache' must be a list of objects {namespace, name, rv, labels}"
+    calls = result.get("calls")
+    if not isinstance(calls, list):
+        return "'calls' must be a list"
+    for call in calls:
+        if not isinstance(call, dict):
+            return f"a call must be an object, got {call!r:.80}"
+        if call.get("kind") not in CALL_KINDS:
+            return f"call kind must be add, update or delete: {call!r:.120}"
+        for name in ("handler", "key", "rv"):
+            if not isinstance(call.get(name), str):
+                return f"call field {name!r} must be a string: {call!r:.120}"
+        if "cache" not in call or not (call["cache"] is None or isinstance(call["cache"], str)):
+            return f"call field 'cache' must be a string or null: {call!r:.120}"
+        if call["kind"] == "update" and not isinstance(call.get("old_rv"), str):
+            return f"an update call needs a string 'old_rv': {call!r:.120}"
+    return None
+
+
+class InformerChecker:
+    """Feeds on (request, adapter response) pairs of one informer example; returns the
+    invariants violated (see the module docstring)."""
+
+    def __init__(self) -> None:
+        #: key -> resourceVersion of the state the answers so far imply.
+        self.given: dict[str, int] = {}
+        #: key -> every resourceVersion given for it (objects and deletions).
+        self.given_rvs: dict[str, set[str]] = {}
+        self.newest_given = 0
+        self.lists_given = 0
+        #: key -> resourceVersion of the first list reply (None before it).
+        self.first_list: dict[str, int] | None = None
+        self.handlers: set[str] = set()
+        #: handler -> key -> resourceVersion, from its calls.
+        self.views: dict[str, dict[str, int]] = {}
+        self.paused = False
+        self.synced = False
+        #: A list reply reached the cache (given while not paused, or resumed since).
+        self.list_cached = False
+        self.asleep_for = 0.0
+        #: A watch was answered 410 and no list was given since.
+        self.expired = False
+        self.started = False
+        self.waiting: dict[str, Any] = {"op": "idle"}
+
+    # -- what the harness gave -----------------------------------------------------------
+
+    def _give(self, obj: dict[str, Any]) -> None:
+        key = _key(obj)
+        self.given_rvs.setdefault(key, set()).add(obj["rv"])
+        self.newest_given = max(self.newest_given, _rv_int(obj["rv"]) or 0)
+
+    def _record_request(self, request: dict[str, Any]) -> None:
+        op = request.get("op")
+        if op == "advance":
+            seconds = request.get("seconds")
+            if self.waiting.get("op") == "sleeping" and isinstance(seconds, (int, float)):
+                self.asleep_for += float(seconds)
+            return
+        if op != "call":
+            return
+        method = request.get("method")
+        args = request.get("args") or {}
+        if method == "add_handler" and isinstance(args.get("name"), str):
+            self.handlers.add(args["name"])
+            self.views.setdefault(args["name"], {})
+        elif method == "start":
+            self.started = True
+        elif method == "pause":
+            self.paused = True
+        elif method == "resume":
+            self.paused = False
+        elif (
+            method in ("watch_error", "watch_end")
+            and args.get("reason", args.get("how")) == "expired"
+        ):
+            self.expired = True
+        elif method == "list_reply":
+            self.expired = False
+            objects = [o for o in args.get("objects") or [] if _is_object(o)]
+            self.given = {_key(o): _rv_int(o["rv"]) or 0 for o in objects}
+            if self.first_list is None:
+                self.first_list = dict(self.given)
+            for obj in objects:
+                self._give(obj)
+            self.newest_given = max(self.newest_given, _rv_int(args.get("rv")) or 0)
+            self.lists_given += 1
+        elif method == "watch_event" and _is_object(args.get("object")):
+            obj = args["object"]
+            kind = args.get("type")
+            if kind == "BOOKMARK":
+                self.newest_given = max(self.newest_given, _rv_int(obj["rv"]) or 0)
+                return
+            self._give(obj)
+            if kind in ("ADDED", "MODIFIED"):
+                self.given[_key(obj)] = _rv_int(obj["rv"]) or 0
+            elif kind == "DELETED":
+                self.given.pop(_key(obj), None)
+
+    # -- checks ----------------------------------------------------------------------------
+
+    def check(self, request: dict[str, Any], response: dict[str, Any]) -> list[str]:
+        if "result" not in response:
+            return []
+        self._record_request(request)
+        out: list[str] = []
+        if request.get("op") == "advance" and self.asleep_for >= LIVENESS_SECONDS:
+            out.append(
+                f"INF-9 it keeps trying: no list or watch request for {self.asleep_for:g} s "
+                "of fake time after the informer went to sleep"
+            )
+        result = response["result"]
+        if request.get("op") != "call" or not isinstance(result, dict):
+            return out
+        for call in result.get("calls", []):
+            out.extend(self._check_call(call))
+        out.extend(self._check_waiting(result["waiting"]))
+        out.extend(self._check_state(result))
+        return out
+
+    def _check_call(self, call: dict[str, Any]) -> list[str]:
+        handler, kind, key, rv = call["handler"], call["kind"], call["key"], call["rv"]
+        where = f"{handler}.on_{kind}({key}@{rv or '?'})"
+        if handler not in self.handlers:
+            return [f"INF-8 nothing invented: {where} for a handler that was never added"]
+        if key not in self.given_rvs or (rv and rv not in self.given_rvs[key]):
+            return [f"INF-8 nothing invented: {where}, but {key}@{rv} was never given"]
+        view = self.views[handler]
+        had = view.get(key)
+        number = _rv_int(rv)
+        cached = _rv_int(call["cache"])
+        out: list[str] = []
+        if kind == "add":
+            if had is not None:
+                out.append(f"INF-2 per key in order: {where} but {handler} already has {key}@{had}")
+            if cached is None or (number is not None and cached < number):
+                out.append(
+                    f"INF-1 store before notify: {where} ran while the cache held "
+                    f"{key}@{call['cache'] or 'nothing'}"
+                )
+            view[key] = number or 0
+        elif kind == "update":
+            old = _rv_int(call.get("old_rv"))
+            if had is None:
+                out.append(f"INF-2 per key in order: {where} but {handler} never had {key}")
+            elif old != had:
+                out.append(
+                    f"INF-2 per key in order: {where} with old {key}@{call['old_rv']}, "
+                    f"but {handler} had {key}@{had}"
+                )
+            if number is not None and old is not None and number < old:
+                out.append(f"INF-2 per key in order: {where} goes back from rv {old}")
+            if cached is None or (number is not None and cached < number):
+                out.append(
+                    f"INF-1 store before notify: {where} ran while the cache held "
+                    f"{key}@{call['cache'] or 'nothing'}"
+                )
+            view[key] = number or 0
+        else:
+            if had is None:
+                out.append(f"INF-2 per key in order: {where} but {handler} never had {key}")
+            elif number is not None and number < had:
+                out.append(f"INF-2 per key in order: {where} is older than {key}@{had}")
+            if cached is not None and (number is None or cached <= number):
+                out.append(
+                    f"INF-1 store before notify: {where} ran while the cache still held "
+                    f"{key}@{call['cache']}"
+                )
+            view.pop(key, None)
+        return out
+
+    def _check_waiting(self, waiting: dict[str, Any]) -> list[str]:
+        op = waiting["op"]
+        out: list[str] = []
+        if op != "sleeping":
+            self.asleep_for = 0.0
+        if op == "idle" and self.started:
+            out.append("INF-9 it keeps trying: the informer is idle after start")
+        if op in ("list", "watch") and waiting != self.waiting:
+            rv = waiting["rv"]
+            what = f"asked to {op} at rv {rv!r} after rv {self.newest_given} was given"
+            if op == "watch" and self.expired:
+                out.append(
+                    f"REF-3 a watch resumes where it stopped: {what}, but the last watch "
+                    "was answered 410 (that history is gone): only a relist can resume"
+                )
+            if rv == "0" and self.lists_given:
+                out.append(f'REF-1 the right resourceVersion: {what} ("0" may serve stale data)')
+            elif rv not in ("", "0"):
+                number = _rv_int(rv)
+                if number is None:
+                    out.append(f"REF-1 the right resourceVersion: {what}: not a resourceVersion")
+                elif number < self.newest_given:
+                    label = "REF-3 a watch resumes where it stopped" if op == "watch" else "REF-1"
+                    out.append(f"{label}: {what}; what lies between would be seen again")
+        self.waiting = dict(waiting)
+        return out
+
+    def _check_state(self, result: dict[str, Any]) -> list[str]:
+        out: list[str] = []
+        synced = result["has_synced"]
+        if self.synced and not synced:
+            out.append("FIFO-7 sync is monotone: has_synced went back from true to false")
+        cache = {_key(o): _rv_int(o["rv"]) for o in result["cache"]}
+        if not self.paused and self.lists_given:
+            self.list_cached = True
+        if synced and not self.synced:
+            missing = [
+                key
+                for key, rv in (self.first_list or {}).items()
+                if key in self.given and (cache.get(key) or -1) < rv
+            ]
+            if self.first_list is None or missing:
+                out.append(
+                    "FIFO-7 sync: has_synced is true before the first list reached the cache"
+                    + (f" ({', '.join(missing)} not cached yet)" if missing else "")
+                )
+        elif self.list_cached and not synced and not self.paused:
+            out.append("FIFO-7 sync: has_synced is false although the first list is cached")
+        self.synced = self.synced or synced
+        if self.paused:
+            return out
+        if cache != self.given:
+            out.append("INF-3 the cache is what it was given: " + _diff(cache, self.given))
+        for handler in sorted(self.views):
+            view = self.views[handler]
+            if view != cache and cache == self.given:
+                out.append(f"INF-3 no lost notification: {handler} saw " + _diff(view, self.given))
+        return out
+
+
+def _diff(have: dict[str, Any], want: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for key in sorted(set(have) | set(want)):
+        if key not in want:
+            parts.append(f"{key}@{have[key]} is a ghost (gone from the server)")
+        elif key not in have:
+            parts.append(f"{key}@{want[key]} is missing")
+        elif have[key] != want[key]:
+            parts.append(f"{key} is at rv {have[key]}, the server's is {want[key]}")
+    return "; ".join(parts)

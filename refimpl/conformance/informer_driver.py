@@ -1,0 +1,494 @@
+"""The reference side of the ``informer`` component: refimpl's informer on a scripted seam.
+
+Owns one :class:`~refimpl.sim.informer.SimInformer` (indexer, FIFO core per client-go
+generation, processor, stepped reflector) whose lister-watcher is a *seam*: a list or
+watch request waits there until the harness answers it with ``list_reply``,
+``list_error``, ``watch_open``, ``watch_error``, ``watch_event`` or ``watch_end``
+(docs/protocol.md, "The informer component"). Never blocks, sleeps, reads the wall clock
+or starts a thread: after each request it steps the reflector, pops the FIFO and runs
+the handlers until nothing more can happen (the protocol's quiescence). Ports nothing
+itself; the parts it wires port ``tools/cache`` and refine ``spec/Informer.tla`` and
+``spec/InformerAtomic.tla``.
+
+The reflector's list call is synchronous, so a list that has no answer yet fails with
+:class:`NotAnswered` and the loop parks in its backoff; the answer wakes it and the same
+list is made again (``SteppedReflector.wake``). Backoffs are jittered in client-go, so
+when the harness steers this reference by another implementation's answers, a real
+backoff ends exactly when that implementation asks again, never by the clock.
+
+Handlers run as soon as a notification is distributed (a schedule client-go's listener
+goroutines may also take), so a handler that runs before the store write sees the old
+cache: that is what makes INF-1 observable through the protocol.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from refimpl.apiserver import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    MODIFIED,
+    ApiError,
+    EventType,
+    Expired,
+    InternalError,
+    ListResult,
+    TooManyRequests,
+    WatchEvent,
+    WatchTimeout,
+)
+from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
+from refimpl.cache.delta_fifo import DeltaFIFOCore
+from refimpl.cache.deltas import TransformFunc
+from refimpl.cache.informer_core import FifoMode, FifoWriter, ProcessFunc
+from refimpl.cache.listwatch import ListOptions
+from refimpl.cache.real_fifo import RealFIFOCore
+from refimpl.cache.reflector import ReflectorCore, SteppedReflector, WaitForEvent, WaitUntil
+from refimpl.cache.store import Indexer
+from refimpl.clock import FakeClock
+from refimpl.conformance.cache_driver import object_from_json, to_json
+from refimpl.conformance.protocol import COMPONENTS, ProtocolError
+from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
+from refimpl.sim.informer import SimInformer
+
+__all__ = [
+    "FIFO_MODES",
+    "INFORMER_METHODS",
+    "InformerComponent",
+    "InformerParts",
+    "NotAnswered",
+    "ScriptedListerWatcher",
+    "ScriptedWatch",
+]
+
+#: The client-go generations the reference can be created as (create option ``fifo``).
+FIFO_MODES: tuple[str, ...] = tuple(str(m) for m in FifoMode)
+
+#: The informer's methods of ``call`` (docs/protocol.md).
+INFORMER_METHODS: tuple[str, ...] = COMPONENTS["informer"]
+
+#: ``list_error`` / ``watch_error`` reasons and the API errors they stand for.
+ERROR_REASONS: dict[str, Callable[[], ApiError]] = {
+    "expired": lambda: Expired("too old resource version"),
+    "internal": lambda: InternalError("injected: internal error"),
+    "too_many_requests": lambda: TooManyRequests("injected: too many requests"),
+}
+WATCH_END_KINDS = ("clean", "expired", "internal", "reset")
+EVENT_TYPES: dict[str, EventType] = {
+    "ADDED": ADDED,
+    "MODIFIED": MODIFIED,
+    "DELETED": DELETED,
+    "BOOKMARK": BOOKMARK,
+}
+
+
+#: How long the loop parks for a list the harness has not answered (woken by the answer).
+UNANSWERED_PARK = 1e9
+
+
+class NotAnswered(Exception):
+    """The harness has not answered this list yet (the loop backs off and retries)."""
+
+
+class ScriptedWatch:
+    """A watch whose request, events and end come from the harness.
+
+    ``state`` is ``requested`` (the watch call returned, the server has not answered),
+    ``open`` or ``ended``. Items queued for the reader: events, an exception (an error
+    the stream reports) or ``None`` (the stream ended).
+    """
+
+    def __init__(self, resource_version: str) -> None:
+        self.resource_version = resource_version
+        self.state = "requested"
+        self.queued: deque[WatchEvent | BaseException | None] = deque()
+        self.stopped = False
+
+    def next_event(self, timeout: float | None = None) -> WatchEvent | None:
+        if self.queued:
+            item = self.queued.popleft()
+            if isinstance(item, BaseException):
+                raise item
+            return item
+        if self.stopped:
+            return None
+        raise WatchTimeout("nothing from the harness yet")
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class ScriptedListerWatcher:
+    """The informer's lister-watcher: every request waits for the harness's answer."""
+
+    def __init__(self) -> None:
+        #: The list the loop asked for and has no answer to (None: none pending).
+        self.pending_list: ListOptions | None = None
+        self.answer: ListResult | ApiError | None = None
+        self.watch_: ScriptedWatch | None = None
+
+    def list(self, options: ListOptions) -> ListResult:
+        answer, self.answer = self.answer, None
+        if answer is None:
+            self.pending_list = options
+            raise NotAnswered(f"list at {options.resource_version!r}")
+        self.pending_list = None
+        if isinstance(answer, ApiError):
+            raise answer
+        return answer
+
+    def watch(self, options: ListOptions) -> ScriptedWatch:
+        self.watch_ = ScriptedWatch(options.resource_version)
+        return self.watch_
+
+
+class RecordingHandler:
+    """An event handler that records each call as the protocol reports it."""
+
+    def __init__(self, name: str, raises: bool, component: InformerComponent) -> None:
+        self.name = name
+        self.raises = raises
+        self._component = component
+
+    def _record(self, kind: str, obj: object, **extra: Any) -> None:
+        key = deletion_handling_meta_namespace_key_func(obj)
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        rv = obj.resource_version if isinstance(obj, Object) else ""
+        cached, exists = self._component.informer.indexer.get_by_key(key)
+        call: dict[str, Any] = {"handler": self.name, "kind": kind, "key": key, "rv": rv}
+        call.update(extra)
+        call["cache"] = cached.resource_version if exists and isinstance(cached, Object) else None
+        self._component.calls.append(call)
+        if self.raises:
+            raise RuntimeError(f"handler {self.name} raises, as asked")
+
+    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+        self._record("add", obj, initial=is_in_initial_list)
+
+    def on_update(self, old: object, new: object) -> None:
+        old_rv = old.resource_version if isinstance(old, Object) else ""
+        self._record("update", new, old_rv=old_rv)
+
+    def on_delete(self, obj: object) -> None:
+        self._record("delete", obj, tombstone=isinstance(obj, DeletedFinalStateUnknown))
+
+
+@dataclass
+class InformerParts:
+    """What the broken adapters swap: how deltas are processed, the FIFO core, the
+    reflector's bookkeeping and the informer's sync rule."""
+
+    process: ProcessFunc = process_deltas
+    process_batch: ProcessFunc = process_deltas_in_batch
+    fifo_core: Callable[[FifoMode, Indexer], RealFIFOCore | DeltaFIFOCore] | None = None
+    reflector_core: Callable[[], ReflectorCore] | None = None
+    #: Replaces InformerCore's sync check: (informer) -> has_synced now.
+    synced: Callable[[SimInformer], bool] | None = None
+    #: The generations offered (``behaves_like``); a variant narrows it to where its
+    #: bug lives.
+    modes: tuple[str, ...] = FIFO_MODES
+
+
+class _Informer(SimInformer):
+    """SimInformer with the seam's reflector, inline handlers and swappable parts."""
+
+    def __init__(self, parts: InformerParts, **kwargs: Any) -> None:
+        self.parts = parts
+        super().__init__(**kwargs)
+        if parts.synced is not None:
+            rule = parts.synced
+            self._fifo_has_synced = lambda: rule(self)
+
+    def _new_fifo_core(self, transform: TransformFunc | None) -> RealFIFOCore | DeltaFIFOCore:
+        if self.parts.fifo_core is not None:
+            return self.parts.fifo_core(self.fifo_mode, self.indexer)
+        return super()._new_fifo_core(transform)
+
+    def start(self) -> None:
+        if self.started:
+            raise RuntimeError(f"informer {self.name} already started")
+        reflector = SteppedReflector(
+            self.lw,
+            FifoWriter(self.fifo, self),
+            name=self.name,
+            resync_period=self.resync_check_period,
+            clock=self.clock,
+            seed=self._seed,
+            should_resync=self.processor.should_resync,
+            watch_error_handler=lambda _name, _err: None,
+        )
+        if self.parts.reflector_core is not None:
+            reflector.core = self.parts.reflector_core()
+        backoff = reflector.delay
+        seam = self.lw
+        assert isinstance(seam, ScriptedListerWatcher)
+
+        def delay() -> float:
+            # A list still waiting for the harness is not a failure: park until the
+            # answer wakes the loop, and leave client-go's backoff sequence untouched.
+            return UNANSWERED_PARK if seam.pending_list is not None else backoff()
+
+        reflector.delay = delay
+        self.reflector = reflector
+        self.started = True
+        self.processor.run()
+
+    def pop(self) -> list[Any]:
+        self.pops += 1
+        return self.process_next(self.parts.process, self.parts.process_batch)
+
+    # Deliver at once: the handler runs where the notification is distributed.
+    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+        super().on_add(obj, is_in_initial_list)
+        self.run_handlers()
+
+    def on_update(self, old: object, new: object) -> None:
+        super().on_update(old, new)
+        self.run_handlers()
+
+    def on_delete(self, obj: object) -> None:
+        super().on_delete(obj)
+        self.run_handlers()
+
+    def run_handlers(self) -> bool:
+        ran = False
+        for listener in self.listeners():
+            while listener.dispatch_one():
+                ran = True
+        return ran
+
+
+def _str_arg(args: dict[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str):
+        raise ProtocolError("bad_request", f"'args.{name}' must be a string, got {value!r}")
+    return value
+
+
+def _reason(args: dict[str, Any], allowed: Sequence[str]) -> str:
+    name = "how" if allowed is WATCH_END_KINDS else "reason"
+    value = args.get(name)
+    if value not in allowed:
+        raise ProtocolError("bad_request", f"'args.{name}' must be one of {list(allowed)}")
+    assert isinstance(value, str)
+    return value
+
+
+class InformerComponent:
+    """The ``informer`` component on refimpl (see the module docstring).
+
+    ``call(..., actual)`` with the adapter's response steers the reference's backoffs;
+    with ``actual=None`` (the reference adapter process) they end by the clock.
+    """
+
+    methods = INFORMER_METHODS
+
+    def __init__(
+        self,
+        options: dict[str, Any],
+        ns_clock: FakeClock,
+        parts: InformerParts,
+        *,
+        steered: bool = False,
+    ) -> None:
+        resync = options.get("resync", 0)
+        if isinstance(resync, bool) or not isinstance(resync, (int, float)) or resync < 0:
+            raise ProtocolError("bad_request", f"'resync' must be seconds >= 0, got {resync!r}")
+        mode = options.get("fifo", str(FifoMode.REAL_ATOMIC))
+        if mode not in FIFO_MODES:
+            raise ProtocolError("bad_request", f"'fifo' must be one of {list(FIFO_MODES)}")
+        self._ns_clock = ns_clock
+        self._seen_ns = ns_clock.now()
+        self.clock = FakeClock(0.0)
+        self.lw = ScriptedListerWatcher()
+        self.informer = _Informer(
+            parts,
+            lw=self.lw,
+            clock=self.clock,
+            fifo_mode=mode,
+            resync_period=float(resync),
+            name="conform",
+        )
+        #: Following an adapter (in-process): backoffs never end by the clock.
+        self.steered = steered
+        self.calls: list[dict[str, Any]] = []
+        self.paused = False
+        self.handlers: set[str] = set()
+
+    # -- the protocol -------------------------------------------------------------------
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        if method not in self.methods:
+            raise ProtocolError("unsupported", f"the informer has no method {method!r}")
+        if actual is not None and "result" in actual:
+            self.follow(actual)  # the adapter took this request: it was not asleep
+        getattr(self, "m_" + method)(args)
+        self.settle()
+        if actual is not None:
+            self.follow(actual)
+        return self.observation()
+
+    def after_advance(self) -> None:
+        now = self._ns_clock.now()
+        self.clock.step((now - self._seen_ns) / 1_000_000_000)
+        self._seen_ns = now
+        self.settle()
+
+    def describe(self) -> str:
+        fifo = self.informer.fifo_state() if self.informer.started else []
+        return f"waiting={self.waiting()} fifo={fifo} paused={self.paused}"
+
+    def follow(self, actual: dict[str, Any]) -> None:
+        """Steer: if the adapter is not (or no longer) in a backoff, the reference's
+        backoff ends now too."""
+        result = actual.get("result")
+        waiting = result.get("waiting") if isinstance(result, dict) else None
+        if isinstance(waiting, dict) and waiting.get("op") in ("sleeping", "idle"):
+            return
+        reflector = self.informer.reflector
+        if reflector is not None and self.waiting() == {"op": "sleeping"}:
+            reflector.wake()
+            self.settle()
+
+    # -- methods ------------------------------------------------------------------------
+
+    def m_add_handler(self, args: dict[str, Any]) -> None:
+        name = _str_arg(args, "name")
+        if name in self.handlers:
+            raise ProtocolError("bad_request", f"handler {name!r} already added")
+        raises = args.get("raises", False)
+        resync = args.get("resync")
+        if not isinstance(raises, bool):
+            raise ProtocolError("bad_request", "'args.raises' must be a boolean")
+        if resync is not None and (
+            isinstance(resync, bool) or not isinstance(resync, (int, float)) or resync < 0
+        ):
+            raise ProtocolError("bad_request", "'args.resync' must be seconds >= 0 or null")
+        self.handlers.add(name)
+        handler: ResourceEventHandler = RecordingHandler(name, raises, self)
+        self.informer.add_event_handler(
+            handler, None if resync is None else float(resync), name=name
+        )
+
+    def m_start(self, args: dict[str, Any]) -> None:
+        if self.informer.started:
+            raise ProtocolError("bad_request", "the informer was already started")
+        self.informer.start()
+        assert self.informer.reflector is not None
+        self.informer.reflector.clock_wakes = not self.steered
+
+    def _expect(self, op: str) -> None:
+        got = self.waiting().get("op")
+        if got != op:
+            raise ProtocolError("bad_request", f"the informer is not waiting for {op!r} ({got})")
+
+    def _answer_list(self, answer: ListResult | ApiError) -> None:
+        self._expect("list")
+        self.lw.answer = answer
+        assert self.informer.reflector is not None
+        self.informer.reflector.wake()
+
+    def m_list_reply(self, args: dict[str, Any]) -> None:
+        objects = args.get("objects")
+        if not isinstance(objects, list):
+            raise ProtocolError("bad_request", "'args.objects' must be a list of objects")
+        items = tuple(object_from_json(o) for o in objects)
+        self._answer_list(ListResult(items, _str_arg(args, "rv")))
+
+    def m_list_error(self, args: dict[str, Any]) -> None:
+        self._answer_list(ERROR_REASONS[_reason(args, tuple(ERROR_REASONS))]())
+
+    def _watch(self, state: str) -> ScriptedWatch:
+        self._expect("watch" if state == "requested" else "watching")
+        watch = self.lw.watch_
+        assert watch is not None
+        return watch
+
+    def m_watch_open(self, args: dict[str, Any]) -> None:
+        self._watch("requested").state = "open"
+
+    def m_watch_error(self, args: dict[str, Any]) -> None:
+        error = ERROR_REASONS[_reason(args, tuple(ERROR_REASONS))]()
+        watch = self._watch("requested")
+        watch.state = "ended"
+        watch.queued.append(error)
+
+    def m_watch_event(self, args: dict[str, Any]) -> None:
+        kind = args.get("type")
+        if kind not in EVENT_TYPES:
+            raise ProtocolError("bad_request", f"'args.type' must be one of {list(EVENT_TYPES)}")
+        raw = args.get("object")
+        if kind == "BOOKMARK" and isinstance(raw, dict) and not raw.get("name"):
+            raw = {**raw, "name": "bookmark"}  # a bookmark's object carries only its rv
+        self._watch("open").queued.append(WatchEvent(EVENT_TYPES[kind], object_from_json(raw)))
+
+    def m_watch_end(self, args: dict[str, Any]) -> None:
+        how = _reason(args, WATCH_END_KINDS)
+        watch = self._watch("open")
+        watch.state = "ended"
+        if how in ("expired", "internal"):
+            error = ERROR_REASONS[how]()
+            watch.queued.append(WatchEvent(ERROR, Object(name=""), error=error))
+        # "clean" and "reset" both end the stream: client-go's StreamWatcher treats a
+        # connection reset while decoding as the end of the stream (net.IsProbableEOF).
+        watch.queued.append(None)
+
+    def m_pause(self, args: dict[str, Any]) -> None:
+        self.paused = True
+
+    def m_resume(self, args: dict[str, Any]) -> None:
+        self.paused = False
+
+    def m_state(self, args: dict[str, Any]) -> None:
+        return None
+
+    # -- quiescence and the observation ---------------------------------------------------
+
+    def settle(self, limit: int = 10_000) -> None:
+        """Step the reflector, pop and run handlers until nothing more happens."""
+        informer = self.informer
+        for _ in range(limit):
+            progressed = False
+            if informer.reflector is not None and not informer.stopped:
+                progressed = informer.reflector.step()
+            if not self.paused:
+                while informer.started and informer.can_pop():
+                    informer.pop()
+                    progressed = True
+            progressed = informer.run_handlers() or progressed
+            if not progressed:
+                return
+        raise RuntimeError("the reference informer never became quiescent")
+
+    def waiting(self) -> dict[str, str]:
+        reflector = self.informer.reflector
+        if reflector is None:
+            return {"op": "idle"}
+        if self.lw.pending_list is not None:
+            return {"op": "list", "rv": self.lw.pending_list.resource_version}
+        wait = reflector.waiting
+        if isinstance(wait, WaitForEvent) and isinstance(wait.watch, ScriptedWatch):
+            op = "watch" if wait.watch.state == "requested" else "watching"
+            return {"op": op, "rv": wait.watch.resource_version}
+        assert wait is None or isinstance(wait, WaitUntil | WaitForEvent)
+        return {"op": "sleeping"}
+
+    def observation(self) -> dict[str, Any]:
+        cache = sorted(
+            (o for o in self.informer.indexer.list() if isinstance(o, Object)),
+            key=deletion_handling_meta_namespace_key_func,
+        )
+        calls, self.calls = self.calls, []
+        return {
+            "waiting": self.waiting(),
+            "has_synced": self.informer.has_synced(),
+            "cache": [to_json(o) for o in cache],
+            "calls": calls,
+        }

@@ -1,0 +1,247 @@
+"""The generator for the ``informer`` component: the harness plays an API server.
+
+Owns a small server model (objects, a global resourceVersion, the event log, a
+compaction point) that exists only while generating: the protocol requests it produces
+carry every object explicitly, so a trace replays without it. Each generated step is one
+server write (no request), or one answer to what the adapter's informer waits for —
+honest (a list of the current objects; a watch opened from its resourceVersion, or 410
+if that is compacted; the next event) or a fault (a list or watch error, a watch ending
+cleanly, with a 410 or 500 ERROR event or a broken connection) — or time passing, a late
+handler, a pause of processing. At the end every example *settles*: the harness answers
+honestly and lets time pass until the informer watches with nothing left to deliver, so
+every informer that can converge has converged, and one that stopped trying is caught
+(INF-9). Ports nothing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+if TYPE_CHECKING:
+    from refimpl.conformance.runner import Example, RunContext
+
+__all__ = ["ServerModel", "make_informer_machine"]
+
+#: Keys the server writes, skewed: most examples touch one or two.
+NAMES = ["a", "b", "x/c", "x/d"]
+LABELS = [{}, {"team": "red"}]
+FAULT_REASONS = ["expired", "internal", "too_many_requests"]
+WATCH_ENDS = ["clean", "expired", "internal", "reset"]
+#: Clock steps: to the reference's next deadline, or fixed amounts around client-go's
+#: backoff (0.8 s doubling to 30 s, jittered) and the very-short-watch second.
+ADVANCES: list[str | float] = ["next", 1.0, "next", 2.0, 31.0, 65.0]
+SETTLE_ROUNDS = 60
+
+WEIGHTS: dict[str, int] = {
+    "write": 6,
+    "answer": 6,
+    "deliver": 6,
+    "drop": 2,
+    "list_error": 1,
+    "watch_error": 1,
+    "compact": 1,
+    "advance": 2,
+    "bookmark": 1,
+    "late_handler": 1,
+    "pause": 1,
+}
+
+
+class ServerModel:
+    """The harness's API server while generating: honest answers for the informer."""
+
+    def __init__(self) -> None:
+        self.rv = 1
+        self.objects: dict[str, dict[str, Any]] = {}
+        #: (rv, type, object) of every write, oldest first.
+        self.log: list[tuple[int, str, dict[str, Any]]] = []
+        self.compacted = 0
+        #: Events not yet delivered on the open watch (None: no watch open).
+        self.stream: deque[tuple[str, dict[str, Any]]] | None = None
+
+    @staticmethod
+    def _object(key: str, rv: int, labels: dict[str, str]) -> dict[str, Any]:
+        namespace, _, name = key.rpartition("/")
+        return {"namespace": namespace, "name": name, "rv": str(rv), "labels": labels}
+
+    def write(self, key: str, labels: dict[str, str], delete: bool) -> None:
+        self.rv += 1
+        if key in self.objects and delete:
+            obj = {**self.objects.pop(key), "rv": str(self.rv)}
+            kind = "DELETED"
+        else:
+            kind = "MODIFIED" if key in self.objects else "ADDED"
+            obj = self._object(key, self.rv, labels)
+            self.objects[key] = obj
+        self.log.append((self.rv, kind, obj))
+        if self.stream is not None:
+            self.stream.append((kind, obj))
+
+    def list_reply(self) -> dict[str, Any]:
+        objects = [self.objects[k] for k in sorted(self.objects)]
+        return {"objects": objects, "rv": str(self.rv)}
+
+    def open_watch(self, rv: str) -> bool:
+        """Open a watch from ``rv``; False if it is compacted away (410)."""
+        start = int(rv) if rv.isdigit() else self.rv
+        if start < self.compacted:
+            return False
+        self.stream = deque((kind, obj) for at, kind, obj in self.log if at > start)
+        return True
+
+    def compact(self) -> None:
+        self.compacted = self.rv
+
+
+def make_informer_machine(
+    ctx: RunContext, methods: frozenset[str], caps: dict[str, Any]
+) -> type[RuleBasedStateMachine]:
+    """A state machine class for the informer component of one adapter."""
+    modes = [m for m in caps.get("behaves_like") or [] if isinstance(m, str)]
+    narrowed = caps.get("option_values", {}).get("fifo")
+    if isinstance(narrowed, list):
+        modes = [m for m in modes if m in narrowed]
+    kinds = [k for k, w in WEIGHTS.items() for _ in range(w)]
+    if not {"pause", "resume"} <= methods:
+        kinds = [k for k in kinds if k != "pause"]
+    if "add_handler" not in methods:
+        kinds = [k for k in kinds if k != "late_handler"]
+    resync_ok = bool(caps.get("resync"))
+    create_options: dict[str, st.SearchStrategy[Any]] = {
+        "resync": st.sampled_from([0, 0, 10.0]) if resync_ok else st.just(0)
+    }
+    if modes:
+        create_options["fifo"] = st.sampled_from(modes)
+
+    class InformerConformance(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ex: Example = ctx.begin_example("informer")
+            self.server = ServerModel()
+            self.waiting: dict[str, Any] = {"op": "idle"}
+            self.handlers = 0
+            self.paused = False
+            self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
+
+        def call(self, method: str, **args: Any) -> None:
+            answer = self.ex.exchange(
+                {"op": "call", "instance": "i", "method": method, "args": args}
+            )
+            result = answer.get("result")
+            if isinstance(result, dict) and isinstance(result.get("waiting"), dict):
+                self.waiting = result["waiting"]
+            if self.waiting.get("op") != "watching":
+                self.server.stream = None
+
+        def add_handler(self, raises: bool) -> None:
+            self.call("add_handler", name=f"h{self.handlers}", raises=raises, resync=None)
+            self.handlers += 1
+
+        @initialize(
+            options=st.fixed_dictionaries(create_options),
+            handlers=st.integers(1, 2),
+            raises=st.booleans(),
+            names=st.integers(1, len(NAMES)),
+        )
+        def create(self, options: dict[str, Any], handlers: int, raises: bool, names: int) -> None:
+            # Skew to few keys: one key half the time, all four rarely.
+            self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
+            self.ex.exchange(
+                {"op": "create", "instance": "i", "component": "informer", "options": options}
+            )
+            for n in range(handlers):
+                self.add_handler(raises and n == handlers - 1)
+            self.call("start")
+
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            kind = data.draw(st.sampled_from(kinds), label="action")
+            getattr(self, "a_" + kind)(data)
+
+        # -- actions (one request at most, except advance + state) ------------------------
+        def a_write(self, data: st.DataObject) -> None:
+            key = data.draw(self.keys)
+            labels = data.draw(st.sampled_from(LABELS))
+            self.server.write(key, labels, delete=data.draw(st.booleans()))
+
+        def answer_honestly(self) -> bool:
+            op = self.waiting.get("op")
+            if op == "list":
+                self.call("list_reply", **self.server.list_reply())
+            elif op == "watch":
+                if self.server.open_watch(str(self.waiting.get("rv"))):
+                    self.call("watch_open")
+                else:
+                    self.call("watch_error", reason="expired")
+            elif op == "watching" and self.server.stream:
+                kind, obj = self.server.stream.popleft()
+                self.call("watch_event", type=kind, object=obj)
+            else:
+                return False
+            return True
+
+        def a_answer(self, data: st.DataObject) -> None:
+            if self.waiting.get("op") != "watching":
+                self.answer_honestly()
+
+        def a_deliver(self, data: st.DataObject) -> None:
+            if self.waiting.get("op") == "watching":
+                self.answer_honestly()
+
+        def a_bookmark(self, data: st.DataObject) -> None:
+            if self.waiting.get("op") == "watching" and not self.server.stream:
+                obj = {"namespace": "", "name": "", "rv": str(self.server.rv), "labels": {}}
+                self.call("watch_event", type="BOOKMARK", object=obj)
+
+        def a_drop(self, data: st.DataObject) -> None:
+            if self.waiting.get("op") == "watching":
+                self.call("watch_end", how=data.draw(st.sampled_from(WATCH_ENDS)))
+
+        def a_list_error(self, data: st.DataObject) -> None:
+            if self.waiting.get("op") == "list":
+                self.call("list_error", reason=data.draw(st.sampled_from(FAULT_REASONS)))
+
+        def a_watch_error(self, data: st.DataObject) -> None:
+            if self.waiting.get("op") == "watch":
+                self.call("watch_error", reason=data.draw(st.sampled_from(FAULT_REASONS)))
+
+        def a_compact(self, data: st.DataObject) -> None:
+            self.server.compact()
+
+        def advance(self, step: str | float) -> None:
+            seconds = self.ex.next_deadline() if step == "next" else step
+            self.ex.exchange({"op": "advance", "seconds": seconds or 1.0})
+            self.call("state")
+
+        def a_advance(self, data: st.DataObject) -> None:
+            self.advance(data.draw(st.sampled_from(ADVANCES)))
+
+        def a_late_handler(self, data: st.DataObject) -> None:
+            if self.handlers < 3:
+                self.add_handler(data.draw(st.booleans()))
+
+        def a_pause(self, data: st.DataObject) -> None:
+            self.paused = not self.paused
+            self.call("pause" if self.paused else "resume")
+
+        def teardown(self) -> None:
+            """Settle: answer honestly, let time pass, until the informer watches with
+            nothing left to deliver (or INF-9 says it stopped trying)."""
+            if self.ex.failed:
+                return
+            if self.paused:
+                self.paused = False
+                self.call("resume")
+            for _ in range(SETTLE_ROUNDS):
+                if self.answer_honestly():
+                    continue
+                if self.waiting.get("op") == "watching":
+                    return
+                self.advance("next" if self.ex.next_deadline() else 65.0)
+
+    InformerConformance.__name__ = InformerConformance.__qualname__ = "Conform_informer"
+    return InformerConformance

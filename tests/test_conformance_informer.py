@@ -1,0 +1,172 @@
+"""The ``informer`` component of protocol 2: the harness plays the API server.
+
+The reference adapter passes in every client-go generation; an adapter that speaks only
+protocol 1 still works; malformed, hanging or inventing adapters get a clear verdict
+(exit 2, or 1 with the invariant's ID), never a hang. Each informer mutant of
+adapters/broken is caught by tests/test_conformance_broken.py; the pinned traces here
+show what each invariant reports, on fixed request sequences that need no search.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from refimpl.conformance.compare import agree
+from refimpl.conformance.driver import ReferenceDriver
+from refimpl.conformance.informer_checks import InformerChecker, observation_problem
+from refimpl.conformance.runner import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config, run
+
+TESTS = Path(__file__).resolve().parent
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+
+
+def fake(*modes: str) -> list[str]:
+    return [sys.executable, str(TESTS / "conformance_fake_adapter.py"), *modes]
+
+
+def conform(command: list[str], **overrides: Any) -> tuple[int, str]:
+    settings: dict[str, Any] = {
+        "command": command,
+        "components": ["informer"],
+        "budget": 4.0,
+        "shrink_budget": 4.0,
+        "seed": 1,
+        "timeout": 1.0,
+        "progress": False,
+    }
+    settings.update(overrides)
+    out = io.StringIO()
+    status = run(Config(**settings), out=out, err=io.StringIO())
+    return status, out.getvalue()
+
+
+def obj(name: str, rv: int, namespace: str = "") -> dict[str, Any]:
+    return {"namespace": namespace, "name": name, "rv": str(rv), "labels": {}}
+
+
+def call(method: str, **args: Any) -> dict[str, Any]:
+    return {"op": "call", "instance": "i", "method": method, "args": args}
+
+
+def drive(requests: list[dict[str, Any]], mode: str = "delta") -> list[dict[str, Any]]:
+    """Run ``requests`` on a fresh reference informer; every response, in order."""
+    driver = ReferenceDriver()
+    driver.handle({"id": 0, "op": "hello", "protocol": 2})
+    create = {"op": "create", "instance": "i", "component": "informer"}
+    driver.handle({"id": 1, **create, "options": {"fifo": mode}})
+    return [driver.handle({"id": n + 2, **r}) for n, r in enumerate(requests)]
+
+
+# A relist that drops an object: a, b listed; the watch breaks with 410; b is gone.
+RELIST_DROPS_B = [
+    call("add_handler", name="h0", raises=False, resync=None),
+    call("start"),
+    call("list_reply", objects=[obj("a", 2), obj("b", 3)], rv="3"),
+    call("watch_open"),
+    call("watch_end", how="expired"),
+    {"op": "advance", "seconds": 2.0},
+    call("state"),
+    call("list_reply", objects=[obj("a", 2)], rv="5"),
+]
+
+
+@pytest.mark.parametrize("mode", ["real-atomic", "real", "delta"])
+def test_reference_turns_a_vanished_object_into_a_delete(mode: str) -> None:
+    answers = drive(RELIST_DROPS_B, mode)
+    last = answers[-1]["result"]
+    assert last["cache"] == [obj("a", 2)]
+    deletes = [c for c in last["calls"] if c["kind"] == "delete"]
+    assert deletes == [
+        {"handler": "h0", "kind": "delete", "key": "b", "rv": "3", "tombstone": True, "cache": None}
+    ]
+    assert last["waiting"] == {"op": "watch", "rv": "5"}
+    checker = InformerChecker()
+    for request, answer in zip(RELIST_DROPS_B, answers, strict=True):
+        assert checker.check(request, answer) == [], (request, answer)
+
+
+def test_checker_names_the_ghost_and_the_lost_delete() -> None:
+    answers = drive(RELIST_DROPS_B)
+    # The same answers, but the adapter kept b and never told h0.
+    ghost = json.loads(json.dumps(answers[-1]))
+    ghost["result"]["cache"].append(obj("b", 3))
+    ghost["result"]["calls"] = [c for c in ghost["result"]["calls"] if c["kind"] != "delete"]
+    checker = InformerChecker()
+    for request, answer in zip(RELIST_DROPS_B[:-1], answers[:-1], strict=True):
+        checker.check(request, answer)
+    found = checker.check(RELIST_DROPS_B[-1], ghost)
+    assert found == ["INF-3 the cache is what it was given: b@3 is a ghost (gone from the server)"]
+    # Cache right, but the handler missed the delete.
+    lost = json.loads(json.dumps(answers[-1]))
+    lost["result"]["calls"] = [c for c in lost["result"]["calls"] if c["kind"] != "delete"]
+    checker = InformerChecker()
+    for request, answer in zip(RELIST_DROPS_B[:-1], answers[:-1], strict=True):
+        checker.check(request, answer)
+    found = checker.check(RELIST_DROPS_B[-1], lost)
+    assert found == ["INF-3 no lost notification: h0 saw b@3 is a ghost (gone from the server)"]
+
+
+def test_compare_ignores_cross_key_order_and_the_cache_each_call_saw() -> None:
+    request = call("state")
+    calls = [
+        {"handler": "h0", "kind": "add", "key": "a", "rv": "2", "initial": True, "cache": "2"},
+        {"handler": "h0", "kind": "add", "key": "b", "rv": "3", "initial": True, "cache": "3"},
+    ]
+    base = {"waiting": {"op": "sleeping"}, "has_synced": True, "cache": [], "calls": calls}
+    swapped = {**base, "calls": [{**calls[1], "cache": "4"}, calls[0]]}
+    assert agree(request, {"result": base}, {"result": swapped})
+    retyped = {**base, "calls": [{**calls[0], "kind": "update", "old_rv": "1"}, calls[1]]}
+    assert not agree(request, {"result": base}, {"result": retyped})
+    bare = [{k: v for k, v in c.items() if k != "initial"} for c in calls]
+    without_initial = {**base, "calls": bare}
+    assert agree(request, {"result": base}, {"result": without_initial})
+
+
+def test_observation_shape_is_checked() -> None:
+    assert observation_problem({"waiting": {"op": "list"}}) is not None
+    good = drive([call("state")])[0]["result"]
+    assert observation_problem(good) is None
+    assert observation_problem({**good, "calls": [{"kind": "add"}]}) is not None
+
+
+@pytest.mark.timeout(120)
+def test_reference_adapter_passes_the_informer_component() -> None:
+    status, text = conform(REFERENCE, budget=8.0)
+    assert status == EXIT_PASS, text
+    assert "informer             PASS" in text
+
+
+@pytest.mark.timeout(60)
+def test_a_protocol_1_adapter_still_works_without_the_informer() -> None:
+    status, text = conform(fake("v1-only:hello"), components=["queue"], budget=2.0)
+    assert status == EXIT_PASS, text
+    assert "protocol 1" in text
+    status, text = conform(fake("v1-only:hello"), components=["informer"], budget=2.0)
+    assert "informer             skipped: the adapter does not offer it" in text, text
+
+
+@pytest.mark.timeout(60)
+def test_malformed_observation_is_an_adapter_failure() -> None:
+    status, text = conform(fake("bad-observation:start"))
+    assert status == EXIT_ADAPTER, text
+    assert "malformed informer answer: 'waiting' must be an object" in text
+
+
+@pytest.mark.timeout(60)
+def test_a_call_for_a_key_never_given_is_reported_as_invented() -> None:
+    status, text = conform(fake("invent:start"))
+    assert status == EXIT_DISAGREE, text
+    assert "INF-8 nothing invented: h0.on_add(zz@99)" in text
+
+
+@pytest.mark.timeout(60)
+def test_an_adapter_that_hangs_while_quiescing_exits_2_promptly() -> None:
+    status, text = conform(fake("hang:watch_open"), timeout=0.5)
+    assert status == EXIT_ADAPTER, text
+    assert "hung" in text
