@@ -111,9 +111,71 @@ HINTS = {
 }
 
 
+_STORY_ERRORS = {
+    "expired": "410 Gone",
+    "internal": "500",
+    "too_many_requests": "429",
+    "clean": "closed cleanly",
+    "reset": "connection reset",
+}
+
+
+def _story_calls(response: dict[str, Any] | None) -> str:
+    result = response.get("result") if response else None
+    calls = result.get("calls") if isinstance(result, dict) else None
+    if not isinstance(calls, list) or not calls:
+        return ""
+    shown = []
+    for c in calls:
+        if not isinstance(c, dict):
+            continue
+        what = f"{c.get('handler')}.on_{c.get('kind')}({c.get('key')}@{c.get('rv')})"
+        if c.get("tombstone"):
+            what = what[:-1] + " tombstone)"
+        shown.append(what)
+    return " → " + ", ".join(shown)
+
+
+def informer_story(steps: Sequence[Step]) -> str:
+    """An informer trace told as the server's side of the conversation, with the
+    handler calls each step caused: "list → [a@2] at rv 2 → h0.on_add(a@2) · ..."."""
+    parts: list[str] = []
+    for step in steps:
+        request = step.request
+        args = request.get("args") or {}
+        method = request.get("method")
+        if request.get("op") == "advance":
+            parts.append(f"{request.get('seconds')} s pass")
+            continue
+        if request.get("op") != "call":
+            continue
+        if method == "add_handler":
+            text = f"handler {args.get('name')} added" + (" (raises)" if args.get("raises") else "")
+        elif method == "list_reply":
+            text = f"list → {compact(args.get('objects'))} at rv {args.get('rv')}"
+        elif method == "list_error":
+            text = f"list fails ({_STORY_ERRORS.get(str(args.get('reason')))})"
+        elif method == "watch_open":
+            text = "watch opens"
+        elif method == "watch_error":
+            text = f"watch request fails ({_STORY_ERRORS.get(str(args.get('reason')))})"
+        elif method == "watch_event":
+            text = f"{args.get('type')} {compact(args.get('object'))}"
+        elif method == "watch_end":
+            text = f"watch ends ({_STORY_ERRORS.get(str(args.get('how')))})"
+        elif method == "state":
+            text = ""
+        else:
+            text = str(method)
+        text += _story_calls(step.adapter)
+        if text:
+            parts.append(text.lstrip(" →"))
+    return " · ".join(parts)
+
+
 def reference_states(steps: Sequence[Step]) -> list[str]:
     """The reference's internal state before each step, replayed with the same steering."""
-    ref = ReferenceDriver()
+    ref = ReferenceDriver(steered=True)
     states: list[str] = []
     for step in steps:
         instance = ref.instances.get(str(step.request.get("instance", "")))
@@ -153,7 +215,9 @@ def format_table(steps: Sequence[Step]) -> list[str]:
             (
                 str(n),
                 show_request(step.request),
-                show_response(reference),
+                show_response(reference)
+                if reference is not None or step.adapter is None
+                else "(not compared)",
                 show_response(step.adapter) + ("   <== differs" if differs else ""),
             )
         )
@@ -184,7 +248,10 @@ def format_failure(failure: Failure, config: Config) -> str:
     lines = [f"FAIL {failure.component}: {title} (step {len(steps)} of {len(steps)})", origin]
     if failure.kind != "disagreement":
         lines.append("  " + failure.message.replace("\n", "\n  "))
-    states = reference_states(steps) if steps else []
+    if failure.component == "informer":
+        lines.append("  story: " + informer_story(steps))
+    compared = any(step.reference is not None for step in steps)
+    states = reference_states(steps) if steps and compared else []
     lines.append("")
     lines += format_table(steps)
     if last is not None and states and states[-1]:
