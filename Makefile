@@ -7,7 +7,11 @@ STAMP := $(VENV)/.installed
 CROSSHAIR_TARGETS := refimpl/workqueue/backoff.py proofs/crosshair_backoff.py
 CROSSHAIR_TIMEOUT ?= 2
 
-.PHONY: tour test lint typecheck pytest crosshair bench clean
+#: Peers whose informers (and pieces) `refimpl conform` checks; each folder's own
+#: Makefile builds it from its pinned manifest (see adapters/NAME/README.md).
+PEERS := kubernetes-python aiok8s client-node
+
+.PHONY: tour test lint typecheck pytest crosshair bench peers clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +37,11 @@ pytest: $(STAMP)
 crosshair: $(STAMP)
 	$(BIN)/crosshair check --analysis_kind=PEP316 --per_condition_timeout=$(CROSSHAIR_TIMEOUT) $(CROSSHAIR_TARGETS)
 
+# Build every peer adapter from its own manifest (virtualenvs, node_modules). The pinned
+# verdicts in tests/test_conformance_peers.py run against what this builds.
+peers:
+	@for peer in $(PEERS); do $(MAKE) -C adapters/$$peer build || exit 1; done
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/workqueue.py
 	$(BIN)/python benchmarks/informer.py
@@ -41,3 +50,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	@for peer in $(PEERS); do $(MAKE) -C adapters/$$peer clean; done

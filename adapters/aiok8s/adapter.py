@@ -1,13 +1,19 @@
 """Driver-protocol adapter for aiok8s (an asyncio port of client-go's workqueue and cache).
 
-    python adapters/aiok8s/adapter.py        (with aiok8s==0.0.2 importable)
+    adapters/aiok8s/.venv/bin/python adapters/aiok8s/adapter.py    (``make build`` first)
 
-Standalone: needs only the standard library and aiok8s, never refimpl. Speaks protocol 1
-(docs/protocol.md) on stdin/stdout. Glue, not semantics:
+Standalone: needs only the standard library and aiok8s, never refimpl. Speaks protocol 2
+(docs/protocol.md) on stdin/stdout, and protocol 1 to an older harness. Glue, not
+semantics:
 
 * one asyncio event loop; after every request the loop is run until no callback is
-  ready, so the delaying queue's waiting loop has done everything the request caused
-  (the protocol's quiescence rule);
+  ready, so the delaying queue's waiting loop (and the informer's reflector, FIFO pop
+  and listeners) have done everything the request caused (the quiescence rule);
+* the loop's own clock is the fake clock (:class:`FakeTimeLoop`), so ``asyncio.sleep``
+  in the reflector, controller and listeners moves only on ``advance``;
+* the ``informer`` component is aiok8s' real ``_SharedIndexInformer`` (reflector,
+  DeltaFIFO, indexer, shared processor) over a lister-watcher (:class:`SeamListerWatcher`)
+  whose ``list``/``watch`` coroutines wait on futures the harness resolves;
 * aiok8s' own ``FakeClock``; times are ``fractions.Fraction`` seconds so deadlines
   compare exactly, as Go's integer nanoseconds do (aiok8s is unit-agnostic: it adds and
   compares whatever the clock and the caller give it). Limiter delays (floats) are
@@ -22,18 +28,20 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 from aiok8s.cache import delta_fifo as dfifo
 from aiok8s.cache import fifo as afifo
 from aiok8s.cache import index as aindex
+from aiok8s.cache import shared_informer as ainformer
 from aiok8s.cache import store as astore
+from aiok8s.cache.controller import ResourceEventHandlerFuncs
 from aiok8s.util import clock as aclock
 from aiok8s.workqueue import default_rate_limiters as rl
 from aiok8s.workqueue import delaying_queue, queue, rate_limiting_queue
 
-PROTOCOL = 1
 VERSION = "0.0.2"
 NS = 1_000_000_000
 
@@ -124,7 +132,7 @@ def from_k8s(value: Any) -> Any:
 
 
 def key_of(obj: dict[str, Any]) -> str:
-    return astore.meta_namespace_key_func(obj)
+    return str(astore.meta_namespace_key_func(obj))
 
 
 def labels_index(obj: Any) -> list[str]:
@@ -167,6 +175,269 @@ class ExactDelays:
         return int(self.inner.num_requeues(item))
 
 
+# ---------------------------------------------------------------------- informer
+
+INFORMER_METHODS = [
+    "add_handler",
+    "start",
+    "list_reply",
+    "list_error",
+    "watch_open",
+    "watch_error",
+    "watch_event",
+    "watch_end",
+    "state",
+]
+INFORMER_CAPS: dict[str, Any] = {
+    "methods": INFORMER_METHODS,
+    "behaves_like": None,  # a 2019 port: no generation of client-go matches it whole
+    "initial": False,  # no isInInitialList in 2019
+    "resync": True,  # default and per-handler resync periods
+}
+# HTTP status and Status reason for each failure the harness names.
+STATUS = {
+    "expired": (410, "Expired"),
+    "internal": (500, "InternalError"),
+    "too_many_requests": (429, "TooManyRequests"),
+}
+
+
+class FakeTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop whose ``time()`` is the adapter's fake clock.
+
+    ``asyncio.sleep``/``call_later`` deadlines are then fake-clock deadlines: they fall
+    due only when ``advance`` moves the clock, never while the adapter waits.
+    """
+
+    def __init__(self, now: Callable[[], Fraction]) -> None:
+        super().__init__()
+        self._fake_now = now
+
+    def time(self) -> float:
+        return float(self._fake_now())
+
+    def next_deadline(self) -> float | None:
+        live = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        return min(live) if live else None
+
+
+class ApiError(Exception):
+    """What the lister-watcher raises for an HTTP error answer (aiok8s has no type)."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(f"{code} {reason}")
+        self.code = code
+
+
+class Seam:
+    """The harness's end of the lister-watcher: at most one request or stream read waits."""
+
+    def __init__(self) -> None:
+        self.request: tuple[str, str, asyncio.Future[Any]] | None = None
+        self.reading: tuple[str, asyncio.Future[Any]] | None = None
+
+    async def wait(self, op: str, rv: str) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.request = (op, rv, fut)
+        try:
+            return await fut
+        finally:
+            self.request = None
+
+    async def read(self, rv: str) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.reading = (rv, fut)
+        try:
+            return await fut
+        finally:
+            self.reading = None
+
+
+class SeamStream:
+    """An open watch: an async iterator (and context manager) of watch events."""
+
+    def __init__(self, seam: Seam, rv: str) -> None:
+        self.seam = seam
+        self.rv = rv
+        self.done = False
+
+    def __aiter__(self) -> SeamStream:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self.done:
+            raise StopAsyncIteration
+        kind, payload = await self.seam.read(self.rv)
+        if kind == "event":
+            event: dict[str, Any] = payload
+            return event
+        self.done = True
+        if payload == "clean":
+            raise StopAsyncIteration
+        if payload == "reset":
+            raise ConnectionResetError(104, "Connection reset by peer")
+        code, reason = STATUS[payload]
+        return {"type": "ERROR", "object": _status(code, reason)}
+
+    async def __aenter__(self) -> SeamStream:
+        return self
+
+    async def __aexit__(self, *_exc: Any) -> None:
+        self.done = True
+
+
+def _status(code: int, reason: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "reason": reason,
+        "code": code,
+    }
+
+
+class SeamListerWatcher:
+    """aiok8s' ListerWatcher protocol (``list``/``watch`` coroutines, like its ListWatch)."""
+
+    def __init__(self, seam: Seam) -> None:
+        self.seam = seam
+
+    async def list(self, options: dict[str, Any]) -> dict[str, Any]:
+        kind, *rest = await self.seam.wait("list", str(options.get("resource_version", "")))
+        if kind == "error":
+            raise ApiError(*STATUS[rest[0]])
+        objects, rv = rest
+        return {
+            "apiVersion": "v1",
+            "kind": "List",
+            "metadata": {"resourceVersion": rv},
+            "items": objects,
+        }
+
+    async def watch(self, options: dict[str, Any]) -> SeamStream:
+        rv = str(options.get("resource_version", ""))
+        kind, *rest = await self.seam.wait("watch", rv)
+        if kind == "error":
+            raise ApiError(*STATUS[rest[0]])
+        return SeamStream(self.seam, rv)
+
+
+def rv_of(value: Any) -> str:
+    if value is None:
+        return ""
+    return str(value["metadata"].get("resourceVersion", ""))
+
+
+class Informer:
+    """aiok8s' shared informer on the seam, its fake clock, and recording handlers."""
+
+    def __init__(self, resync: Fraction, clock: Any) -> None:
+        self.seam = Seam()
+        self.informer = ainformer.new_shared_informer(SeamListerWatcher(self.seam), dict, resync)
+        # aiok8s' own tests inject their FakeClock this way (test_shared_informer.py).
+        self.informer._clock = clock
+        self.informer._processor._clock = clock
+        self.task: asyncio.Task[Any] | None = None
+        self.calls: list[dict[str, Any]] = []
+
+    def cached_rv(self, key: str) -> str | None:
+        found = self.informer.get_indexer().get_by_key(key)
+        return None if found is None else rv_of(found)
+
+    async def add_handler(self, name: str, raises: bool, resync: Any) -> None:
+        def record(call: dict[str, Any]) -> None:
+            call["cache"] = self.cached_rv(call["key"])
+            self.calls.append({"handler": name, **call})
+            if raises:
+                raise RuntimeError(f"handler {name} raises, as asked")
+
+        async def on_add(obj: Any) -> None:
+            record({"kind": "add", "key": key_of(obj), "rv": rv_of(obj)})
+
+        async def on_update(old: Any, new: Any) -> None:
+            record({"kind": "update", "key": key_of(new), "rv": rv_of(new), "old_rv": rv_of(old)})
+
+        async def on_delete(obj: Any) -> None:
+            if isinstance(obj, dfifo.DeletedFinalStateUnknown):
+                call = {"kind": "delete", "key": obj.key, "rv": rv_of(obj.obj), "tombstone": True}
+            else:
+                call = {"kind": "delete", "key": key_of(obj), "rv": rv_of(obj), "tombstone": False}
+            record(call)
+
+        handler = ResourceEventHandlerFuncs(on_add, on_update, on_delete)
+        period = None if resync is None else seconds(resync)
+        await self.informer.add_event_handler(handler, resync_period=period)
+
+    def waiting(self) -> dict[str, Any]:
+        if self.task is None or self.task.done():
+            return {"op": "idle"}
+        if self.seam.request is not None:
+            return {"op": self.seam.request[0], "rv": self.seam.request[1]}
+        if self.seam.reading is not None:
+            return {"op": "watching", "rv": self.seam.reading[0]}
+        return {"op": "sleeping"}
+
+    def observe(self) -> dict[str, Any]:
+        calls, self.calls = self.calls, []
+        cache = sorted((from_k8s(o) for o in self.informer.get_indexer().list()), key=_obj_key)
+        return {
+            "waiting": self.waiting(),
+            "has_synced": bool(self.informer.has_synced()),
+            "cache": cache,
+            "calls": calls,
+        }
+
+    def resolve(self, where: str, value: Any) -> None:
+        if where == "watching":
+            if self.seam.reading is None:
+                raise Refused("bad_request", "no watch is open")
+            self.seam.reading[1].set_result(value)
+            return
+        if self.seam.request is None or self.seam.request[0] != where:
+            raise Refused("bad_request", f"the informer is not waiting for a {where}")
+        self.seam.request[2].set_result(value)
+
+    async def call(self, method: str, args: dict[str, Any]) -> None:
+        if method == "add_handler":
+            await self.add_handler(
+                str(args.get("name")), bool(args.get("raises")), args.get("resync")
+            )
+        elif method == "start":
+            if self.task is not None:
+                raise Refused("bad_request", "already started")
+            self.task = asyncio.ensure_future(self.informer.run())
+        elif method == "list_reply":
+            objects = [to_k8s(o) for o in args.get("objects") or []]
+            self.resolve("list", ("reply", objects, str(args.get("rv"))))
+        elif method in ("list_error", "watch_error"):
+            reason = args.get("reason")
+            if reason not in STATUS:
+                raise Refused("bad_request", f"unknown reason {reason!r}")
+            self.resolve("list" if method == "list_error" else "watch", ("error", reason))
+        elif method == "watch_open":
+            self.resolve("watch", ("open",))
+        elif method == "watch_event":
+            self.resolve("watching", ("event", watch_event(args)))
+        elif method == "watch_end":
+            how = args.get("how")
+            if how not in ("clean", "reset", *STATUS):
+                raise Refused("bad_request", f"unknown end {how!r}")
+            self.resolve("watching", ("end", how))
+        elif method != "state":
+            raise Refused("unsupported", f"informer has no {method!r}")
+
+
+def watch_event(args: dict[str, Any]) -> dict[str, Any]:
+    kind = args.get("type")
+    obj = args.get("object")
+    if kind == "BOOKMARK":
+        rv = obj.get("rv", "") if isinstance(obj, dict) else ""
+        return {"type": kind, "object": {"metadata": {"resourceVersion": rv}}}
+    if kind not in ("ADDED", "MODIFIED", "DELETED"):
+        raise Refused("bad_request", f"unknown event type {kind!r}")
+    return {"type": kind, "object": to_k8s(obj)}
+
+
 # ---------------------------------------------------------------------- the adapter
 
 
@@ -185,11 +456,11 @@ class KnownObjects:
 
 class Adapter:
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.clock = aclock.FakeClock(Fraction(0))
+        self.loop = FakeTimeLoop(lambda: self.clock.now())
         asyncio.set_event_loop(self.loop)
         self.instances: dict[str, tuple[str, Any, Any]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.clock = aclock.FakeClock(Fraction(0))
 
     # The loop has settled when no callback is ready to run.
     async def _settle(self) -> None:
@@ -218,8 +489,29 @@ class Adapter:
         if self.tasks:
             self.loop.run_until_complete(asyncio.gather(*self.tasks, return_exceptions=True))
         self.tasks = set()
+        if any(c == "informer" for c, _, _ in self.instances.values()):
+            self._cancel_everything()
         self.instances = {}
         self.clock = aclock.FakeClock(Fraction(0))
+
+    def _cancel_everything(self) -> None:
+        """Cancel every task (informers spawn many), without waiting on fake time."""
+
+        async def sweep() -> bool:
+            me = asyncio.current_task()
+            left = [t for t in asyncio.all_tasks() if t is not me]
+            for task in left:
+                task.cancel()
+            await self._settle()
+            return not [t for t in asyncio.all_tasks() if t is not me]
+
+        for _ in range(20):
+            if self.loop.run_until_complete(sweep()):
+                return
+        # Something refuses to end: start over on a fresh loop rather than hang.
+        print("aiok8s adapter: tasks survive cancellation; new event loop", file=sys.stderr)
+        self.loop = FakeTimeLoop(lambda: self.clock.now())
+        asyncio.set_event_loop(self.loop)
 
     def create(self, name: str, component: str, options: dict[str, Any]) -> None:
         async def make() -> tuple[Any, Any]:
@@ -240,6 +532,8 @@ class Adapter:
                     astore.meta_namespace_key_func,
                     aindex.Indexers({n: INDEX_FUNCS[n] for n in names}),
                 )
+            elif component == "informer":
+                obj = Informer(seconds(options.get("resync", 0) or 0), self.clock)
             elif component == "delta_fifo":
                 if options.get("emit_delta_type_replaced"):
                     raise Refused("unsupported", "aiok8s has no Replaced delta type")
@@ -267,6 +561,8 @@ class Adapter:
         if name not in self.instances:
             raise Refused("no_instance", f"no instance {name!r}")
         component, obj, extra = self.instances[name]
+        if component == "informer":
+            return self.run(self._informer_call(obj, method, args))
         if method not in CAPS[component]["methods"]:
             raise Refused("unsupported", f"{component} has no {method!r}")
         item = args.get("item")
@@ -286,6 +582,11 @@ class Adapter:
             return await self._fifo_call(obj, extra, method, args)
 
         return self.run(go())
+
+    async def _informer_call(self, inf: Informer, method: str, args: dict[str, Any]) -> Any:
+        await inf.call(method, args)
+        await self._settle()
+        return inf.observe()
 
     async def _queue_call(self, q: Any, method: str, args: dict[str, Any]) -> Any:
         item = args.get("item")
@@ -374,19 +675,40 @@ class Adapter:
         step = seconds(value)
         if step < 0:
             raise Refused("bad_request", "the clock cannot go backwards")
-        self.run(self.clock.step(step))
+        if any(c == "informer" for c, _, _ in self.instances.values()):
+            self.run(self._step_through(self.clock.now() + step))
+        else:
+            self.run(self.clock.step(step))
+
+    async def _step_through(self, target: Fraction) -> None:
+        """Move the clock to each due deadline in turn (loop timers, clock waiters)."""
+        for _ in range(100_000):
+            due = [Fraction(w._target_time) for w in self.clock._waiters]
+            loop_due = self.loop.next_deadline()
+            if loop_due is not None:
+                due.append(Fraction(loop_due))
+            due = [d for d in due if d <= target]
+            if not due:
+                break
+            await self.clock.set_time(max(self.clock.now(), min(due)))
+            await self._settle()
+        await self.clock.set_time(target)
 
     def handle(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
         if op == "hello":
-            if request.get("protocol") != PROTOCOL:
-                raise Refused("unsupported", "this adapter speaks protocol 1")
+            protocol = request.get("protocol")
+            if protocol not in (1, 2):
+                raise Refused("unsupported", "this adapter speaks protocols 1 and 2")
+            components = dict(CAPS)
+            if protocol == 2:
+                components["informer"] = INFORMER_CAPS
             return {
-                "protocol": PROTOCOL,
+                "protocol": protocol,
                 "name": "aiok8s-adapter",
                 "version": VERSION,
                 "implementation": f"aiok8s {VERSION} (PyPI), Python {sys.version.split()[0]}",
-                "components": CAPS,
+                "components": components,
             }
         if op == "reset":
             self.reset()

@@ -112,7 +112,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="METHOD",
-        help="never generate METHOD, to look past a difference already known (repeatable)",
+        help=(
+            "never generate METHOD, to look past a difference already known (repeatable); "
+            "for the informer, 'raises' also means: no handler that throws"
+        ),
     )
     parser.add_argument("--save", metavar="FILE", help="write the failing trace to FILE")
     parser.add_argument(

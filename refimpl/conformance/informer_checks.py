@@ -165,11 +165,6 @@ class InformerChecker:
             return []
         self._record_request(request)
         out: list[str] = []
-        if request.get("op") == "advance" and self.asleep_for >= LIVENESS_SECONDS:
-            out.append(
-                f"INF-9 it keeps trying: no list or watch request for {self.asleep_for:g} s "
-                "of fake time after the informer went to sleep"
-            )
         result = response["result"]
         if request.get("op") != "call" or not isinstance(result, dict):
             return out
@@ -235,6 +230,13 @@ class InformerChecker:
         out: list[str] = []
         if op != "sleeping":
             self.asleep_for = 0.0
+        elif self.asleep_for >= LIVENESS_SECONDS:
+            # Judged on an observation, not on the advance: only an answer says the
+            # informer is still asleep.
+            out.append(
+                f"INF-9 it keeps trying: no list or watch request for {self.asleep_for:g} s "
+                "of fake time after the informer went to sleep"
+            )
         if op == "idle" and self.started:
             out.append("INF-9 it keeps trying: the informer is idle after start")
         if op in ("list", "watch") and waiting != self.waiting:
