@@ -170,3 +170,46 @@ def test_an_adapter_that_hangs_while_quiescing_exits_2_promptly() -> None:
     status, text = conform(fake("hang:watch_open"), timeout=0.5)
     assert status == EXIT_ADAPTER, text
     assert "hung" in text
+
+
+WATCH_LIST = [
+    call("add_handler", name="h0", raises=False, resync=None),
+    call("start"),
+    call("watch_open"),
+    call("watch_event", type="ADDED", object=obj("a", 2)),
+    call("watch_event", type="BOOKMARK", object=obj("", 3), initial_events_end=True),
+    call("watch_event", type="DELETED", object=obj("a", 4)),
+]
+
+
+def drive_watch_list(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    driver = ReferenceDriver()
+    driver.handle({"id": 0, "op": "hello", "protocol": 2})
+    create = {"op": "create", "instance": "i", "component": "informer"}
+    driver.handle({"id": 1, **create, "options": {"watch_list": True}})
+    return [driver.handle({"id": n + 2, **r}) for n, r in enumerate(requests)]
+
+
+def test_watch_list_caches_nothing_before_the_end_bookmark() -> None:
+    answers = drive_watch_list(WATCH_LIST)
+    results = [a["result"] for a in answers]
+    assert results[1]["waiting"] == {"op": "watch", "rv": "", "send_initial_events": True}
+    assert results[3]["cache"] == [] and not results[3]["has_synced"]
+    assert results[4]["cache"] == [obj("a", 2)] and results[4]["has_synced"]
+    assert results[5]["cache"] == []
+    checker = InformerChecker()
+    for request, answer in zip(WATCH_LIST, answers, strict=True):
+        assert checker.check(request, answer) == [], (request, answer)
+    # An informer that caches each initial event at once is caught before the bookmark.
+    early = json.loads(json.dumps(answers[3]))
+    early["result"]["cache"] = [obj("a", 2)]
+    checker = InformerChecker()
+    for request, answer in zip(WATCH_LIST[:3], answers[:3], strict=True):
+        checker.check(request, answer)
+    found = checker.check(WATCH_LIST[3], early)
+    assert found == ["INF-3 the cache is what it was given: a@2 is a ghost (gone from the server)"]
+
+
+def test_a_failed_watch_list_falls_back_to_a_list_at_once() -> None:
+    answers = drive_watch_list([*WATCH_LIST[:2], call("watch_error", reason="internal")])
+    assert answers[-1]["result"]["waiting"] == {"op": "list", "rv": "0"}

@@ -27,6 +27,9 @@ Deliberate differences from client-go (each keeps every observable order Go allo
 * The watch-list retry sleep can be interrupted by stop (Go's cannot), and its
   temporary store hands items to ``replace`` in arrival order (Go: random map order).
 * A list is synchronous: a stop that arrives during a list is seen when it returns.
+  A lister-watcher whose answer comes later (a driver playing the server one request at
+  a time) raises :class:`ListPending`; the loop then yields :class:`WaitForList` and
+  makes the same call again when resumed, where Go would still be blocked in the call.
 * Any ``bookmark(rv)`` method on the store receives bookmarks (Go passes them only to
   stores whose ``Bookmark`` returns an error, i.e. RealFIFO, not the plain cache).
 """
@@ -60,12 +63,13 @@ from refimpl.apiserver import (
 from refimpl.clock import Clock, RealClock, check_duration
 from refimpl.meta import Object, deletion_handling_meta_namespace_key_func
 
-from .listwatch import DEFAULT_PAGE_SIZE, ListerWatcher, ListOptions, ListPager, Watch
+from .listwatch import DEFAULT_PAGE_SIZE, ListerWatcher, ListOptions, ListPager, ListResult, Watch
 from .reflector_backoff import BACKOFF_RESET, DEFAULT_BACKOFF, Backoff, DelayWithReset
 
 __all__ = [
     "DEFAULT_MIN_WATCH_TIMEOUT",
     "VERY_SHORT_WATCH",
+    "ListPending",
     "NextStep",
     "Parked",
     "Reflector",
@@ -79,6 +83,7 @@ __all__ = [
     "StopRequested",
     "VeryShortWatchError",
     "WaitForEvent",
+    "WaitForList",
     "WaitUntil",
     "Wake",
     "is_watch_error_retriable",
@@ -136,6 +141,11 @@ class VeryShortWatchError(Exception):
             f"very short watch: {name}: unexpected watch close - "
             "watch lasted less than a second and no items received"
         )
+
+
+class ListPending(Exception):
+    """Raised by a lister whose answer is not there yet: the loop waits for it
+    (:class:`WaitForList`) and then makes the same list call again."""
 
 
 class StopRequested(Exception):
@@ -361,12 +371,21 @@ class WaitUntil:
     reason: Literal["backoff", "watch-retry", "watch-list-retry"]
 
 
+@attrs.frozen
+class WaitForList:
+    """The loop waits for the answer to the list it asked for (its lister raised
+    :class:`ListPending`). The driver resumes it when the answer is there (any answer
+    but ``Wake.STOP``) and the loop lists again."""
+
+    options: ListOptions
+
+
 class Wake(enum.Enum):
     STOP = "stop"
     RESYNC = "resync"
 
 
-Wait = WaitForEvent | WaitUntil
+Wait = WaitForEvent | WaitUntil | WaitForList
 #: A generator that yields waits and is resumed with their answers.
 Steps = Generator[Wait, object, T]
 
@@ -473,27 +492,44 @@ class ReflectorLoop:
             else:
                 if w is None:
                     return  # stop requested
-        if fallback:
-            self._list()
+        if fallback and (yield from self._list()):
+            return  # stop requested while a list was pending
         yield from self._watch_with_resync(w)
 
     # -- list -----------------------------------------------------------------------------
 
-    def _list(self) -> None:
+    def _list(self) -> Steps[bool]:
+        """List and replace the store; True if stop was requested meanwhile."""
         core = self._core
         options = core.list_options()
         pager = ListPager(self._lw, core.list_page_size(options.resource_version))
         try:
-            result, paginated = pager.list(options)
+            listed = yield from self._list_call(pager, options)
         except Exception as err:
             if not core.list_failed(err):
                 raise
             # The RV we asked for is gone or not there yet: read the newest state now.
             retry = ListOptions(resource_version=core.relist_resource_version())
-            result, paginated = pager.list(retry)
+            listed = yield from self._list_call(pager, retry)
+        if listed is None:
+            return True
+        result, paginated = listed
         core.list_succeeded(options.resource_version, paginated)
         self._store.replace(list(result.items), result.resource_version)
         core.set_last_sync_resource_version(result.resource_version)
+        return False
+
+    def _list_call(
+        self, pager: ListPager, options: ListOptions
+    ) -> Steps[tuple[ListResult, bool] | None]:
+        """``pager.list(options)``, waiting while the lister says its answer is pending
+        (None: stop was requested meanwhile)."""
+        while True:
+            try:
+                return pager.list(options)
+            except ListPending:
+                if (yield WaitForList(options)) is Wake.STOP:
+                    return None
 
     # -- watch ----------------------------------------------------------------------------
 
@@ -935,6 +971,11 @@ class Reflector(_ReflectorBase):
 
     def _wait(self, wait: Wait, stop: threading.Event) -> object:
         clock = self._clock
+        if isinstance(wait, WaitForList):
+            raise TypeError(
+                f"reflector {self.name}: a threaded reflector's lister blocks until it has "
+                "an answer; ListPending is for stepped drivers"
+            )
         if isinstance(wait, WaitUntil):
             with self._cond:
                 self._park(wait.reason, wait.deadline)
@@ -992,7 +1033,8 @@ class SteppedReflector(_ReflectorBase):
 
     def wake(self) -> None:
         """End the current (or next) ``WaitUntil`` at the next ``step()``, whatever the
-        clock says: the driver chose this backoff's length."""
+        clock says (the driver chose this backoff's length), or resume a
+        ``WaitForList`` (the driver has the answer)."""
         self._wake = True
 
     def stop(self) -> None:
@@ -1040,6 +1082,12 @@ class SteppedReflector(_ReflectorBase):
         if self._stop.is_set():
             return True if isinstance(wait, WaitUntil) else Wake.STOP
         now = self._clock.now()
+        if isinstance(wait, WaitForList):
+            # The lister's answer is there only when the driver says so (wake).
+            if self._wake:
+                self._wake = False
+                return None
+            return _BLOCKED
         if isinstance(wait, WaitUntil):
             if self._wake:
                 self._wake = False

@@ -416,6 +416,7 @@ class ReferenceDriver:
                 "behaves_like": list(self.parts.informer.modes),
                 "initial": True,
                 "resync": True,
+                "watch_list": True,
             }
         return {
             "protocol": protocol,

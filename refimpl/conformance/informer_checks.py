@@ -101,6 +101,8 @@ class InformerChecker:
         self.asleep_for = 0.0
         #: A watch was answered 410 and no list was given since.
         self.expired = False
+        #: The objects of a watch-list stream before its end bookmark (None: none open).
+        self.initial_events: dict[str, int] | None = None
         self.started = False
         self.waiting: dict[str, Any] = {"op": "idle"}
 
@@ -109,7 +111,17 @@ class InformerChecker:
     def _give(self, obj: dict[str, Any]) -> None:
         key = _key(obj)
         self.given_rvs.setdefault(key, set()).add(obj["rv"])
-        self.newest_given = max(self.newest_given, _rv_int(obj["rv"]) or 0)
+        if self.initial_events is None:  # a watch-list's rv counts from its end bookmark
+            self.newest_given = max(self.newest_given, _rv_int(obj["rv"]) or 0)
+
+    def _listed(self, objects: dict[str, int], rv: Any) -> None:
+        """A list reply, or a watch-list's initial events up to the end bookmark."""
+        self.given = objects
+        if self.first_list is None:
+            self.first_list = dict(objects)
+        self.newest_given = max(self.newest_given, _rv_int(rv) or 0, *objects.values())
+        self.lists_given += 1
+        self.expired = False
 
     def _record_request(self, request: dict[str, Any]) -> None:
         op = request.get("op")
@@ -131,32 +143,34 @@ class InformerChecker:
             self.paused = True
         elif method == "resume":
             self.paused = False
-        elif (
-            method in ("watch_error", "watch_end")
-            and args.get("reason", args.get("how")) == "expired"
-        ):
-            self.expired = True
+        elif method in ("watch_error", "watch_end"):
+            self.initial_events = None  # a watch-list cut short changes nothing
+            if args.get("reason", args.get("how")) == "expired":
+                self.expired = True
+        elif method == "watch_open" and self.waiting.get("send_initial_events") is True:
+            self.initial_events = {}
         elif method == "list_reply":
-            self.expired = False
             objects = [o for o in args.get("objects") or [] if _is_object(o)]
-            self.given = {_key(o): _rv_int(o["rv"]) or 0 for o in objects}
-            if self.first_list is None:
-                self.first_list = dict(self.given)
             for obj in objects:
                 self._give(obj)
-            self.newest_given = max(self.newest_given, _rv_int(args.get("rv")) or 0)
-            self.lists_given += 1
+            self._listed({_key(o): _rv_int(o["rv"]) or 0 for o in objects}, args.get("rv"))
         elif method == "watch_event" and _is_object(args.get("object")):
             obj = args["object"]
             kind = args.get("type")
+            scratch = self.initial_events
             if kind == "BOOKMARK":
-                self.newest_given = max(self.newest_given, _rv_int(obj["rv"]) or 0)
+                if scratch is not None and args.get("initial_events_end") is True:
+                    self.initial_events = None
+                    self._listed(scratch, obj["rv"])
+                elif scratch is None:
+                    self.newest_given = max(self.newest_given, _rv_int(obj["rv"]) or 0)
                 return
             self._give(obj)
+            state = self.given if scratch is None else scratch
             if kind in ("ADDED", "MODIFIED"):
-                self.given[_key(obj)] = _rv_int(obj["rv"]) or 0
+                state[_key(obj)] = _rv_int(obj["rv"]) or 0
             elif kind == "DELETED":
-                self.given.pop(_key(obj), None)
+                state.pop(_key(obj), None)
 
     # -- checks ----------------------------------------------------------------------------
 
@@ -242,7 +256,8 @@ class InformerChecker:
         if op in ("list", "watch") and waiting != self.waiting:
             rv = waiting["rv"]
             what = f"asked to {op} at rv {rv!r} after rv {self.newest_given} was given"
-            if op == "watch" and self.expired:
+            relist = op == "list" or waiting.get("send_initial_events") is True
+            if not relist and self.expired:
                 out.append(
                     f"REF-3 a watch resumes where it stopped: {what}, but the last watch "
                     "was answered 410 (that history is gone): only a relist can resume"
@@ -254,7 +269,7 @@ class InformerChecker:
                 if number is None:
                     out.append(f"REF-1 the right resourceVersion: {what}: not a resourceVersion")
                 elif number < self.newest_given:
-                    label = "REF-3 a watch resumes where it stopped" if op == "watch" else "REF-1"
+                    label = "REF-1" if relist else "REF-3 a watch resumes where it stopped"
                     out.append(f"{label}: {what}; what lies between would be seen again")
         self.waiting = dict(waiting)
         return out

@@ -10,9 +10,10 @@ the handlers until nothing more can happen (the protocol's quiescence). Ports no
 itself; the parts it wires port ``tools/cache`` and refine ``spec/Informer.tla`` and
 ``spec/InformerAtomic.tla``.
 
-The reflector's list call is synchronous, so a list that has no answer yet fails with
-:class:`NotAnswered` and the loop parks in its backoff; the answer wakes it and the same
-list is made again (``SteppedReflector.wake``). Backoffs are jittered in client-go, so
+A list that has no answer yet raises :class:`~refimpl.cache.reflector.ListPending`:
+the reflector loop parks on ``WaitForList`` and the answer resumes it
+(``SteppedReflector.wake``), so it continues exactly where client-go's blocked list call
+would return. Backoffs are jittered in client-go, so
 when the harness steers this reference by another implementation's answers, a real
 backoff ends exactly when that implementation asks again, never by the clock.
 
@@ -33,6 +34,7 @@ from refimpl.apiserver import (
     BOOKMARK,
     DELETED,
     ERROR,
+    INITIAL_EVENTS_END_ANNOTATION,
     MODIFIED,
     ApiError,
     EventType,
@@ -49,7 +51,14 @@ from refimpl.cache.deltas import TransformFunc
 from refimpl.cache.informer_core import FifoMode, FifoWriter, ProcessFunc
 from refimpl.cache.listwatch import ListOptions
 from refimpl.cache.real_fifo import RealFIFOCore
-from refimpl.cache.reflector import ReflectorCore, SteppedReflector, WaitForEvent, WaitUntil
+from refimpl.cache.reflector import (
+    ListPending,
+    ReflectorCore,
+    SteppedReflector,
+    WaitForEvent,
+    WaitForList,
+    WaitUntil,
+)
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock
 from refimpl.conformance.cache_driver import object_from_json, to_json
@@ -62,7 +71,6 @@ __all__ = [
     "INFORMER_METHODS",
     "InformerComponent",
     "InformerParts",
-    "NotAnswered",
     "ScriptedListerWatcher",
     "ScriptedWatch",
 ]
@@ -88,14 +96,6 @@ EVENT_TYPES: dict[str, EventType] = {
 }
 
 
-#: How long the loop parks for a list the harness has not answered (woken by the answer).
-UNANSWERED_PARK = 1e9
-
-
-class NotAnswered(Exception):
-    """The harness has not answered this list yet (the loop backs off and retries)."""
-
-
 class ScriptedWatch:
     """A watch whose request, events and end come from the harness.
 
@@ -104,8 +104,10 @@ class ScriptedWatch:
     the stream reports) or ``None`` (the stream ended).
     """
 
-    def __init__(self, resource_version: str) -> None:
+    def __init__(self, resource_version: str, send_initial_events: bool = False) -> None:
         self.resource_version = resource_version
+        #: A watch-list stream: the current objects as ADDED, then the end bookmark.
+        self.send_initial_events = send_initial_events
         self.state = "requested"
         self.queued: deque[WatchEvent | BaseException | None] = deque()
         self.stopped = False
@@ -128,23 +130,20 @@ class ScriptedListerWatcher:
     """The informer's lister-watcher: every request waits for the harness's answer."""
 
     def __init__(self) -> None:
-        #: The list the loop asked for and has no answer to (None: none pending).
-        self.pending_list: ListOptions | None = None
+        #: The answer to the next list call (None: the list waits for one).
         self.answer: ListResult | ApiError | None = None
         self.watch_: ScriptedWatch | None = None
 
     def list(self, options: ListOptions) -> ListResult:
         answer, self.answer = self.answer, None
         if answer is None:
-            self.pending_list = options
-            raise NotAnswered(f"list at {options.resource_version!r}")
-        self.pending_list = None
+            raise ListPending(f"list at {options.resource_version!r}")
         if isinstance(answer, ApiError):
             raise answer
         return answer
 
     def watch(self, options: ListOptions) -> ScriptedWatch:
-        self.watch_ = ScriptedWatch(options.resource_version)
+        self.watch_ = ScriptedWatch(options.resource_version, bool(options.send_initial_events))
         return self.watch_
 
 
@@ -199,8 +198,9 @@ class InformerParts:
 class _Informer(SimInformer):
     """SimInformer with the seam's reflector, inline handlers and swappable parts."""
 
-    def __init__(self, parts: InformerParts, **kwargs: Any) -> None:
+    def __init__(self, parts: InformerParts, *, watch_list: bool, **kwargs: Any) -> None:
         self.parts = parts
+        self.watch_list = watch_list
         super().__init__(**kwargs)
         if parts.synced is not None:
             rule = parts.synced
@@ -222,20 +222,11 @@ class _Informer(SimInformer):
             clock=self.clock,
             seed=self._seed,
             should_resync=self.processor.should_resync,
+            use_watch_list=self.watch_list,
             watch_error_handler=lambda _name, _err: None,
         )
         if self.parts.reflector_core is not None:
             reflector.core = self.parts.reflector_core()
-        backoff = reflector.delay
-        seam = self.lw
-        assert isinstance(seam, ScriptedListerWatcher)
-
-        def delay() -> float:
-            # A list still waiting for the harness is not a failure: park until the
-            # answer wakes the loop, and leave client-go's backoff sequence untouched.
-            return UNANSWERED_PARK if seam.pending_list is not None else backoff()
-
-        reflector.delay = delay
         self.reflector = reflector
         self.started = True
         self.processor.run()
@@ -304,6 +295,9 @@ class InformerComponent:
         mode = options.get("fifo", str(FifoMode.REAL_ATOMIC))
         if mode not in FIFO_MODES:
             raise ProtocolError("bad_request", f"'fifo' must be one of {list(FIFO_MODES)}")
+        watch_list = options.get("watch_list", False)
+        if not isinstance(watch_list, bool):
+            raise ProtocolError("bad_request", "'watch_list' must be a boolean")
         self._ns_clock = ns_clock
         self._seen_ns = ns_clock.now()
         self.clock = FakeClock(0.0)
@@ -315,6 +309,7 @@ class InformerComponent:
             fifo_mode=mode,
             resync_period=float(resync),
             name="conform",
+            watch_list=watch_list,
         )
         #: Following an adapter (in-process): backoffs never end by the clock.
         self.steered = steered
@@ -427,7 +422,12 @@ class InformerComponent:
         raw = args.get("object")
         if kind == "BOOKMARK" and isinstance(raw, dict) and not raw.get("name"):
             raw = {**raw, "name": "bookmark"}  # a bookmark's object carries only its rv
-        self._watch("open").queued.append(WatchEvent(EVENT_TYPES[kind], object_from_json(raw)))
+        end = args.get("initial_events_end", False)
+        if not isinstance(end, bool) or (end and kind != "BOOKMARK"):
+            raise ProtocolError("bad_request", "'initial_events_end' is a boolean, on a BOOKMARK")
+        annotations = {INITIAL_EVENTS_END_ANNOTATION: "true"} if end else {}
+        event = WatchEvent(EVENT_TYPES[kind], object_from_json(raw), annotations=annotations)
+        self._watch("open").queued.append(event)
 
     def m_watch_end(self, args: dict[str, Any]) -> None:
         how = _reason(args, WATCH_END_KINDS)
@@ -467,16 +467,19 @@ class InformerComponent:
                 return
         raise RuntimeError("the reference informer never became quiescent")
 
-    def waiting(self) -> dict[str, str]:
+    def waiting(self) -> dict[str, Any]:
         reflector = self.informer.reflector
         if reflector is None:
             return {"op": "idle"}
-        if self.lw.pending_list is not None:
-            return {"op": "list", "rv": self.lw.pending_list.resource_version}
         wait = reflector.waiting
+        if isinstance(wait, WaitForList):
+            return {"op": "list", "rv": wait.options.resource_version}
         if isinstance(wait, WaitForEvent) and isinstance(wait.watch, ScriptedWatch):
             op = "watch" if wait.watch.state == "requested" else "watching"
-            return {"op": op, "rv": wait.watch.resource_version}
+            found: dict[str, Any] = {"op": op, "rv": wait.watch.resource_version}
+            if wait.watch.send_initial_events:
+                found["send_initial_events"] = True
+            return found
         assert wait is None or isinstance(wait, WaitUntil | WaitForEvent)
         return {"op": "sleeping"}
 

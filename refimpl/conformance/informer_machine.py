@@ -35,6 +35,8 @@ WATCH_ENDS = ["clean", "expired", "internal", "reset"]
 #: backoff (0.8 s doubling to 30 s, jittered) and the very-short-watch second.
 ADVANCES: list[str | float] = ["next", 1.0, "next", 2.0, 31.0, 65.0]
 SETTLE_ROUNDS = 60
+#: The stream entry for a watch-list's initial-events-end bookmark.
+INITIAL_END = "BOOKMARK/initial-events-end"
 
 WEIGHTS: dict[str, int] = {
     "write": 6,
@@ -101,8 +103,15 @@ class ServerModel:
         objects = [self.objects[k] for k in sorted(self.objects)]
         return {"objects": objects, "rv": str(self.rv)}
 
-    def open_watch(self, rv: str) -> bool:
-        """Open a watch from ``rv``; False if it is compacted away (410)."""
+    def open_watch(self, rv: str, initial_events: bool = False) -> bool:
+        """Open a watch from ``rv``; False if it is compacted away (410). A watch-list
+        (``initial_events``) streams the current objects as ADDED, then the end bookmark
+        (``INITIAL_END``), then what follows; it is never too old (NotOlderThan)."""
+        if initial_events:
+            snapshot = [("ADDED", self.objects[k]) for k in sorted(self.objects)]
+            end = {"namespace": "", "name": "", "rv": str(self.rv), "labels": {}}
+            self.stream = deque([*snapshot, (INITIAL_END, end)])
+            return True
         start = int(rv) if rv.isdigit() else self.rv
         if start < self.compacted:
             return False
@@ -132,6 +141,8 @@ def make_informer_machine(
     }
     if modes:
         create_options["fifo"] = st.sampled_from(modes)
+    if caps.get("watch_list"):
+        create_options["watch_list"] = st.booleans()
 
     class InformerConformance(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -189,13 +200,17 @@ def make_informer_machine(
             if op == "list":
                 self.call("list_reply", **self.server.list_reply())
             elif op == "watch":
-                if self.server.open_watch(str(self.waiting.get("rv"))):
+                initial = self.waiting.get("send_initial_events") is True
+                if self.server.open_watch(str(self.waiting.get("rv")), initial):
                     self.call("watch_open")
                 else:
                     self.call("watch_error", reason="expired")
             elif op == "watching" and self.server.stream:
                 kind, obj = self.server.stream.popleft()
-                self.call("watch_event", type=kind, object=obj)
+                if kind == INITIAL_END:
+                    self.call("watch_event", type="BOOKMARK", object=obj, initial_events_end=True)
+                else:
+                    self.call("watch_event", type=kind, object=obj)
             else:
                 return False
             return True

@@ -219,7 +219,7 @@ class Example:
         reflector = component.informer.reflector
         deadline = None if reflector is None else reflector.next_deadline()
         now = component.clock.now()
-        if deadline is None or deadline - now > 3600:  # parked for an unanswered list
+        if deadline is None:
             return None
         return max(round(deadline - now, 9), 0.0)
 

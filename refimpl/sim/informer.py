@@ -23,7 +23,7 @@ from refimpl.cache.informer_core import AppliedKind, FifoMode, FifoWriter, Infor
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import ProcessorListener
 from refimpl.cache.real_fifo import RealFIFOCore
-from refimpl.cache.reflector import SteppedReflector, WaitForEvent, WaitUntil
+from refimpl.cache.reflector import SteppedReflector, WaitForEvent, WaitForList, WaitUntil
 from refimpl.cache.store import IndexFunc
 from refimpl.clock import FakeClock
 from refimpl.meta import (
@@ -151,6 +151,8 @@ class SimInformer(InformerCore):
         now = self.clock.now()
         if isinstance(w, WaitUntil):
             return now >= w.deadline
+        if isinstance(w, WaitForList):
+            return True  # its lister decides (the simulator's never defers an answer)
         if w.resync_at is not None and now >= w.resync_at:
             return True
         watch = w.watch
@@ -171,6 +173,8 @@ class SimInformer(InformerCore):
             return "start"
         if isinstance(w, WaitUntil):
             return w.reason
+        if isinstance(w, WaitForList):
+            return "list"
         return "watch"
 
     def next_deadline(self) -> float | None:
