@@ -15,7 +15,7 @@ import io
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -420,9 +420,16 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
 def try_trace(
     ctx: RunContext, component: str, requests: Sequence[dict[str, Any]]
 ) -> Failure | None:
-    """Replay ``requests`` on a reset adapter; the failure it produces, if any."""
+    """Replay ``requests`` on a reset adapter; the failure it produces, if any.
+
+    Without ``--misuse`` a replay that breaks the usage contract (a ``done`` of an item
+    the adapter did not hand out) counts as no failure: the generator never sends one,
+    so neither may the shrinker, or a counterexample would show a misuse the user never
+    asked to test.
+    """
     saved = ctx.best, ctx.shrink_deadline
     ctx.best = None
+    example: Example | None = None
     try:
         ctx.fresh_adapter(component)
         example = Example(ctx, component)
@@ -432,6 +439,8 @@ def try_trace(
         pass
     found = ctx.best
     ctx.best, ctx.shrink_deadline = saved
+    if found is not None and example is not None and example.checker.misused:
+        return found if ctx.config.misuse else None
     return found
 
 
@@ -456,15 +465,24 @@ def _simpler(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def minimize(ctx: RunContext, failure: Failure) -> Failure:
-    """Polish Hypothesis' result: drop steps (halves, quarters, ... single steps) and
-    simplify arguments while the replay still fails the same way, within the shrink
-    budget. The result is 1-minimal when time allows: removing any single operation
-    makes the failure disappear."""
+    """Polish Hypothesis' result within the shrink budget, keeping every change whose
+    replay still fails the same way (a disagreement or broken invariant stays one, an
+    adapter failure stays one):
+
+    1. drop contiguous chunks of steps (halves, quarters, ... single steps);
+    2. drop pairs of steps ``i < j``: a step and a later one that consumes it (an
+       ``add`` and its ``get_nowait``, an ``update`` and its ``pop_nowait``) are often
+       needed only by each other, so neither can go alone; after a pair goes, step 1
+       runs again;
+    3. simplify arguments (fewer list elements, the first item/name).
+
+    When time allows the result is 1-minimal and pair-minimal: removing any one or any
+    two operations makes the failure disappear. Step 0 (``create``) is always kept.
+    """
     if isinstance(failure.adapter_error, AdapterHung):
         return failure
     deadline = time.monotonic() + max(ctx.config.shrink_budget / 2, 2.0)
     kind_class = failure.kind == "adapter"
-    best = failure
 
     def still_fails(requests: list[dict[str, Any]]) -> Failure | None:
         if time.monotonic() > deadline:
@@ -476,8 +494,32 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
             return found
         return None
 
+    best = _drop_chunks(failure, still_fails)
+    while time.monotonic() < deadline:
+        shorter = _drop_pair(best, still_fails)
+        if shorter is None:
+            break
+        best = _drop_chunks(shorter, still_fails)
+    n = 0
+    while n < len(best.steps):
+        for variant in _simpler(best.steps[n].request):
+            requests = [s.request for s in best.steps]
+            if n >= len(requests):
+                break
+            found = still_fails([*requests[:n], variant, *requests[n + 1 :]])
+            if found is not None and len(found.steps) <= len(requests):
+                best = found
+        n += 1
+    return best
+
+
+Replay = Callable[[list[dict[str, Any]]], Failure | None]
+
+
+def _drop_chunks(best: Failure, still_fails: Replay) -> Failure:
+    """Remove contiguous runs of steps, halving the run length down to single steps."""
     chunk = max(1, (len(best.steps) - 1) // 2)
-    while chunk >= 1 and time.monotonic() < deadline:
+    while chunk >= 1:
         requests = [s.request for s in best.steps]
         i = len(requests) - 1  # keep step 0 (create); try the later steps first
         progressed = False
@@ -493,17 +535,19 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
                 i = start - 1
         if not progressed:
             chunk //= 2
-    n = 0
-    while n < len(best.steps):
-        for variant in _simpler(best.steps[n].request):
-            requests = [s.request for s in best.steps]
-            if n >= len(requests):
-                break
-            found = still_fails([*requests[:n], variant, *requests[n + 1 :]])
-            if found is not None and len(found.steps) <= len(requests):
-                best = found
-        n += 1
     return best
+
+
+def _drop_pair(best: Failure, still_fails: Replay) -> Failure | None:
+    """The first shorter failure with two steps ``i < j`` removed (later pairs first, as
+    consumers tend to sit near the failing step), or None."""
+    requests = [s.request for s in best.steps]
+    for j in range(len(requests) - 1, 1, -1):
+        for i in range(j - 1, 0, -1):
+            found = still_fails(requests[:i] + requests[i + 1 : j] + requests[j + 1 :])
+            if found is not None and len(found.steps) < len(requests):
+                return found
+    return None
 
 
 def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) -> int:
