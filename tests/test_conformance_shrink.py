@@ -163,3 +163,40 @@ def test_with_misuse_the_stray_done_is_allowed() -> None:
     shrunk = shrink_on_broken("done-forgets-requeue", DONE_TRACE, misuse=True)
     assert call("get_nowait") not in shrunk
     assert len(shrunk) < len(DONE_TRACE)
+
+
+# ring-grows-out-of-order, seed 1 of tests/test_conformance_broken.py before get/done
+# units: 14 steps, and no one or two of them can go without a stray done (removing
+# "get_nowait -> b" makes "done b" a misuse). With each get and its done one unit,
+# the shrinker reaches the 8-step form (a wrapped ring of b, c grows when a is pushed).
+RING_TRACE = [
+    CREATE,
+    call("add", item="a"),
+    call("add", item="b"),
+    call("get_nowait"),
+    call("add", item="c"),
+    call("get_nowait"),
+    call("done", item="b"),
+    call("get_nowait"),
+    call("done", item="a"),
+    call("add", item="c"),
+    call("add", item="b"),
+    call("done", item="c"),
+    call("add", item="a"),
+    call("get_nowait"),
+]
+
+
+@pytest.mark.timeout(60)
+def test_a_get_and_its_done_go_together() -> None:
+    shrunk = shrink_on_broken("ring-grows-out-of-order", RING_TRACE, misuse=False)
+    assert len(shrunk) == 8, shrunk
+
+
+@pytest.mark.timeout(60)
+def test_without_get_done_units_the_ring_trace_stays_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "_consumers", lambda steps: {})
+    shrunk = shrink_on_broken("ring-grows-out-of-order", RING_TRACE, misuse=False)
+    assert len(shrunk) > 8, shrunk

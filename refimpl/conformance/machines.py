@@ -16,13 +16,20 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from refimpl.conformance.driver import NAMES
+
 if TYPE_CHECKING:
     from refimpl.conformance.runner import RunContext
 
-__all__ = ["ITEMS", "limiter_specs", "make_machine"]
+__all__ = ["ITEMS", "NAMES", "NAME_COUNTS", "limiter_specs", "make_machine"]
 
-#: Few items, so collisions (re-adds, duplicates, ties) are the norm, not the exception.
-ITEMS = st.sampled_from(["a", "b"])
+#: Work queue items: NAMES ("a" to "d"). Each example uses only the first few (see
+#: NAME_COUNTS), so collisions (re-adds, duplicates, ties) are the norm, yet three or
+#: four items can be queued at once, which container bugs (a ring buffer that grows) need.
+ITEMS = st.sampled_from(NAMES)
+#: How many of NAMES one example uses: mostly one or two, sometimes three or four.
+#: Shrinks towards one.
+NAME_COUNTS = st.sampled_from([1, 1, 1, 2, 2, 2, 3, 4])
 #: Delays and clock steps: whole milliseconds (exact in every representation), a few
 #: seconds, zero and a negative delay (client-go adds those at once).
 DELAYS = st.sampled_from([0.001, 0.002, 0.003, 0.0, -0.001])
@@ -236,10 +243,10 @@ def make_machine(
         def call(self, method: str, **args: Any) -> dict[str, Any]:
             return self.ex.exchange({"op": "call", "instance": "x", "method": method, "args": args})
 
-        @initialize(options=options, coins=swarm, one_item=st.booleans())
-        def create(self, options: dict[str, Any], coins: list[bool], one_item: bool) -> None:
-            # Most bugs need one item used over and over; some need two.
-            self.items = st.just("a") if one_item else ITEMS
+        @initialize(options=options, coins=swarm, names=NAME_COUNTS)
+        def create(self, options: dict[str, Any], coins: list[bool], names: int) -> None:
+            # Most bugs need one item used over and over; some need two, a few more.
+            self.items = st.just("a") if names == 1 else st.sampled_from(NAMES[:names])
             off = {kind for kind, out in zip(optional, coins, strict=True) if out}
             if mutators and mutators <= off:
                 off = set()  # an example that changes nothing can find nothing

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import random
 import sys
 import time
@@ -476,8 +477,10 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
        runs again;
     3. simplify arguments (fewer list elements, the first item/name).
 
-    When time allows the result is 1-minimal and pair-minimal: removing any one or any
-    two operations makes the failure disappear. Step 0 (``create``) is always kept.
+    A ``get_nowait`` that handed out an item always goes together with the ``done``
+    that gave it back (see :func:`_consumers`). When time allows the result is
+    1-minimal and pair-minimal in that sense: removing any one or any two operations
+    makes the failure disappear. Step 0 (``create``) is always kept.
     """
     if isinstance(failure.adapter_error, AdapterHung):
         return failure
@@ -516,21 +519,47 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
 Replay = Callable[[list[dict[str, Any]]], Failure | None]
 
 
+def _consumers(steps: Sequence[Step]) -> dict[int, int]:
+    """Step index of each ``get_nowait`` that handed out an item -> index of the ``done``
+    that gave it back. The two are one unit of correct usage: the get cannot go without
+    its done (a stray ``done`` is refused, see :func:`try_trace`)."""
+    links: dict[int, int] = {}
+    open_gets: dict[Any, list[int]] = {}
+    for n, step in enumerate(steps):
+        request = step.request
+        if request.get("op") != "call":
+            continue
+        method = request.get("method")
+        answer = (step.adapter or {}).get("result")
+        if method == "get_nowait" and isinstance(answer, dict) and answer.get("kind") == "item":
+            open_gets.setdefault(json.dumps(answer.get("item")), []).append(n)
+        elif method == "done":
+            pending = open_gets.get(json.dumps((request.get("args") or {}).get("item")))
+            if pending:
+                links[pending.pop(0)] = n
+    return links
+
+
+def _without(best: Failure, drop: set[int]) -> list[dict[str, Any]]:
+    """The requests of ``best`` without the steps ``drop`` and the dones they need."""
+    links = _consumers(best.steps)
+    gone = drop | {links[n] for n in drop if n in links}
+    return [s.request for n, s in enumerate(best.steps) if n not in gone]
+
+
 def _drop_chunks(best: Failure, still_fails: Replay) -> Failure:
     """Remove contiguous runs of steps, halving the run length down to single steps."""
     chunk = max(1, (len(best.steps) - 1) // 2)
     while chunk >= 1:
-        requests = [s.request for s in best.steps]
-        i = len(requests) - 1  # keep step 0 (create); try the later steps first
+        i = len(best.steps) - 1  # keep step 0 (create); try the later steps first
         progressed = False
         while i >= 1:
             start = max(1, i - chunk + 1)
-            found = still_fails(requests[:start] + requests[i + 1 :])
-            if found is not None and len(found.steps) < len(requests):
+            found = still_fails(_without(best, set(range(start, i + 1))))
+            if found is not None and len(found.steps) < len(best.steps):
                 best = found
-                requests = [s.request for s in best.steps]
                 progressed = True
-                i = min(start - 1, len(requests) - 1)
+                i = min(start - 1, len(best.steps) - 1)
             else:
                 i = start - 1
         if not progressed:
@@ -541,11 +570,10 @@ def _drop_chunks(best: Failure, still_fails: Replay) -> Failure:
 def _drop_pair(best: Failure, still_fails: Replay) -> Failure | None:
     """The first shorter failure with two steps ``i < j`` removed (later pairs first, as
     consumers tend to sit near the failing step), or None."""
-    requests = [s.request for s in best.steps]
-    for j in range(len(requests) - 1, 1, -1):
+    for j in range(len(best.steps) - 1, 1, -1):
         for i in range(j - 1, 0, -1):
-            found = still_fails(requests[:i] + requests[i + 1 : j] + requests[j + 1 :])
-            if found is not None and len(found.steps) < len(requests):
+            found = still_fails(_without(best, {i, j}))
+            if found is not None and len(found.steps) < len(best.steps):
                 return found
     return None
 
