@@ -129,6 +129,8 @@ class Example:
         self.ref = ReferenceDriver()
         self.trace: list[Step] = []
         self.checker = AnswerChecker()
+        #: A failure was recorded for this example (no more requests belong to it).
+        self.failed = False
 
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send ``request`` to the adapter, then to the steered reference; compare."""
@@ -267,6 +269,7 @@ class RunContext:
     def record(
         self, example: Example, kind: str, message: str, error: AdapterFailure | None
     ) -> None:
+        example.failed = True
         failure = Failure(
             kind=kind,
             component=example.component,
