@@ -118,6 +118,8 @@ class ComponentResult:
     elapsed: float = 0.0
     failure: Failure | None = None
     note: str = ""
+    #: What the run left out (narrowed or fixed options, undeclared methods, ...).
+    untested: list[str] = field(default_factory=list)
 
 
 class Example:
@@ -373,7 +375,7 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     from hypothesis.reporting import with_reporter
     from hypothesis.stateful import run_state_machine_as_test
 
-    from refimpl.conformance.machines import make_machine
+    from refimpl.conformance.machines import make_machine, untested
 
     caps = ctx.hello["components"][component]
     methods = frozenset(
@@ -405,6 +407,7 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     ctx.progress(final=True)
     elapsed = time.monotonic() - ctx._component_started
     result = ComponentResult(component, "pass", ctx.examples, ctx.steps, elapsed)
+    result.untested = untested(component, caps, skipped=ctx.config.skip, pinned=ctx.config.options)
     if ctx.best is None and error is not None:
         raise HarnessError(
             f"the search for {component} stopped with {type(error).__name__}: {error}"
@@ -628,6 +631,8 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             budget = max(remaining / (len(runnable) - index), 0.5)
             result = run_component(ctx, component, budget)
             out.write(summary_line(result) + "\n")
+            for left_out in result.untested:
+                out.write(f"  {component}: not tested: {left_out}\n")
             if result.failure is not None:
                 out.write(format_failure(result.failure, config) + "\n")
                 if not isinstance(result.failure.adapter_error, AdapterHung):
