@@ -290,6 +290,10 @@ def make_machine(
     swarm = st.lists(st.booleans(), min_size=len(optional), max_size=len(optional))
     # Operations that can put something in (done needs a get, which needs an add).
     mutators = set(optional) & {"add", "add_after", "add_rate_limited", "advance", "update"}
+    # FIFOs: half the examples keep the known objects equal to the store built from the
+    # pops (as an informer does), instead of changing them at random.
+    can_wire = {"known_add", "known_delete", "pop_nowait"} <= kinds
+    wirings = st.booleans() if can_wire else st.just(False)
 
     class Conformance(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -297,22 +301,31 @@ def make_machine(
             self.ex = ctx.begin_example(component)
             self.kinds: st.SearchStrategy[str] = st.sampled_from(weighted)
             self.items: st.SearchStrategy[str] = ITEMS
+            self.wired = False
 
         def call(self, method: str, **args: Any) -> dict[str, Any]:
             return self.ex.exchange({"op": "call", "instance": "x", "method": method, "args": args})
 
-        @initialize(options=options, coins=swarm, names=NAME_COUNTS)
-        def create(self, options: dict[str, Any], coins: list[bool], names: int) -> None:
+        @initialize(options=options, coins=swarm, names=NAME_COUNTS, wired=wirings)
+        def create(
+            self, options: dict[str, Any], coins: list[bool], names: int, wired: bool
+        ) -> None:
             # Most bugs need one item used over and over; some need two, a few more.
             self.items = st.just("a") if names == 1 else st.sampled_from(NAMES[:names])
             off = {kind for kind, out in zip(optional, coins, strict=True) if out}
             if mutators and mutators <= off:
                 off = set()  # an example that changes nothing can find nothing
-            if off:
-                self.kinds = st.sampled_from([k for k in weighted if k not in off])
             self.ex.exchange(
                 {"op": "create", "instance": "x", "component": component, "options": options}
             )
+            popped = self.ex.checker.popped
+            # Wired: the FIFO's known objects are the store its pops build, as in an
+            # informer; the harness keeps them so after every pop (INF-3 end to end).
+            self.wired = wired and popped is not None and popped.uses_known
+            if self.wired:
+                off |= {"known_add", "known_delete"}
+            if off:
+                self.kinds = st.sampled_from([k for k in weighted if k not in off])
 
         def teardown(self) -> None:
             # After every example that has not failed, drain the instance, so a
@@ -320,6 +333,25 @@ def make_machine(
             # a deadline that fires twice) is seen before the example ends.
             if not self.ex.failed and self.ex.trace and queue_like:
                 self.drain_queue()
+            if not self.ex.failed and self.ex.trace and "pop_nowait" in methods:
+                self.drain_fifo()
+
+        def drain_fifo(self) -> None:
+            """Pop until the FIFO answers empty or closed (the point where INF-3 is
+            checked end to end)."""
+            for _ in range(DRAIN_LIMIT):
+                answer = self.pop().get("result")
+                if not isinstance(answer, dict) or answer.get("kind") != "item":
+                    return
+
+        def pop(self) -> dict[str, Any]:
+            """``pop_nowait``, then, when wired, the known-objects updates it implies."""
+            answer = self.call("pop_nowait")
+            popped = self.ex.checker.popped
+            if self.wired and popped is not None:
+                for method, obj in popped.known_fixes():
+                    self.call(method, obj=obj)
+            return answer
 
         def drain_queue(self) -> None:
             """Model-guided quiescence: done what is held, get what is queued, advance
@@ -419,7 +451,7 @@ def make_machine(
             self.call("resync")
 
         def c_pop_nowait(self, data: st.DataObject) -> None:
-            self.call("pop_nowait")
+            self.pop()
 
         def c_get_by_key(self, data: st.DataObject) -> None:
             self.call("get_by_key", key=data.draw(KEYS))

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from refimpl.conformance.compare import agree
 from refimpl.conformance.driver import ReferenceDriver, WorkqueueComponent
-from refimpl.conformance.invariants import AnswerChecker
+from refimpl.conformance.invariants import AnswerChecker, PoppedStore
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION
 from refimpl.conformance.report import (
@@ -74,6 +74,9 @@ class Failure:
     example: int
     found_after: float
     adapter_error: AdapterFailure | None = None
+    #: For a FIFO whose pops feed a store as an informer's do: what the difference
+    #: leads to once the FIFO is drained (a ghost, ...), or "".
+    consequence: str = ""
 
     @property
     def exit_status(self) -> int:
@@ -131,6 +134,8 @@ class Example:
         self.ref = ReferenceDriver()
         self.trace: list[Step] = []
         self.checker = AnswerChecker()
+        #: The same model fed with the reference's answers (its pops, its store).
+        self.ref_view = AnswerChecker()
         #: A failure was recorded for this example (no more requests belong to it).
         self.failed = False
 
@@ -149,6 +154,7 @@ class Example:
         expected = self.ref.handle({"id": actual.get("id"), **request}, actual)
         self.trace.append(Step(request, expected, actual))
         ctx.steps += 1
+        self.ref_view.check(request, expected)
         violations = self.checker.check(request, actual)
         if violations:
             ctx.record(self, "invariant", "; ".join(violations), None)
@@ -162,9 +168,35 @@ class Example:
                 )
                 ctx.record(self, "adapter", message, None)
             else:
-                ctx.record(self, "disagreement", "the adapter's answer differs", None)
+                message = "the adapter's answer differs"
+                ctx.record(self, "disagreement", message, None, self.consequence())
             raise Mismatch(f"step {len(self.trace)} differs")
         return actual
+
+    def consequence(self) -> str:
+        """For a FIFO whose pops feed a store as an informer's do (see
+        :class:`~refimpl.conformance.invariants.PoppedStore`): keep popping both sides
+        past the difference, each applying its own pops, and say what the adapter's
+        store ends up holding if that is not the source ("" otherwise). The extra
+        requests are not part of the trace; the adapter is reset before the next one."""
+        mine, theirs = self.checker.popped, self.ref_view.popped
+        if mine is None or theirs is None or not mine.fair:
+            return ""
+        mine.whose = "the adapter's pops"
+        try:
+            problem = drain_popped(mine, self.ctx.adapter_request)
+        except AdapterFailure:
+            return ""
+        if problem is None:
+            return ""
+        ends = drain_popped(theirs, lambda r: self.ref.handle({"id": None, **r}))
+        shown = "; ".join(f"{k}: {v}" for k, v in theirs.stored().items()) or "empty"
+        reference = (
+            f"the reference's pops leave it equal to the source ({shown})"
+            if ends is None
+            else f"the reference's pops too: {ends}"
+        )
+        return f"{problem}; {reference}"
 
     def next_deadline(self) -> float | None:
         """Seconds until the reference's next delayed add fires (None: nothing waits)."""
@@ -269,7 +301,12 @@ class RunContext:
             raise AbortRun() from None
 
     def record(
-        self, example: Example, kind: str, message: str, error: AdapterFailure | None
+        self,
+        example: Example,
+        kind: str,
+        message: str,
+        error: AdapterFailure | None,
+        consequence: str = "",
     ) -> None:
         example.failed = True
         failure = Failure(
@@ -280,12 +317,15 @@ class RunContext:
             example=self.examples,
             found_after=time.monotonic() - self._component_started,
             adapter_error=error,
+            consequence=consequence,
         )
         if self.best is None:
             # Half the shrink budget for Hypothesis, half for minimize() afterwards.
             self.shrink_deadline = time.monotonic() + self.config.shrink_budget / 2
             self.best = failure
-        elif len(failure.steps) <= len(self.best.steps):
+        elif len(failure.steps) <= len(self.best.steps) and (
+            failure.consequence or not self.best.consequence
+        ):
             failure.found_after = self.best.found_after
             self.best = failure
 
@@ -424,6 +464,27 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     return result
 
 
+def drain_popped(
+    model: PoppedStore, send: Callable[[dict[str, Any]], dict[str, Any]], limit: int = 32
+) -> str | None:
+    """Pop until the FIFO is empty, applying each pop to ``model`` and keeping the known
+    objects equal to its store (``send`` carries a request out on one side); what is
+    then wrong with the store, or None (also when the comparison is not fair)."""
+    step = 0
+    for _ in range(limit):
+        for method, obj in model.known_fixes():
+            request = {"op": "call", "instance": "x", "method": method, "args": {"obj": obj}}
+            model.feed(step, request, send(request).get("result"))
+        request = {"op": "call", "instance": "x", "method": "pop_nowait", "args": {}}
+        response = send(request)
+        if "result" not in response:
+            return None
+        verdict = model.feed(step, request, response["result"])
+        if not isinstance(response["result"], dict) or response["result"].get("kind") != "item":
+            return verdict
+    return None
+
+
 def try_trace(
     ctx: RunContext, component: str, requests: Sequence[dict[str, Any]]
 ) -> Failure | None:
@@ -497,6 +558,8 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
         if time.monotonic() > deadline:
             return None
         found = try_trace(ctx, failure.component, requests)
+        if found is not None and failure.consequence and not found.consequence:
+            return None  # the end-to-end consequence is part of how it fails
         if found is not None and (found.kind == "adapter") == kind_class:
             found.found_after = failure.found_after
             found.example = failure.example
