@@ -2,10 +2,14 @@
 the protocol runs against the reference adapter.
 
     python benchmarks/conformance.py [--seeds 5] [--budget 30] [--bug NAME ...]
+                                     [--quick-shrink] [--per-seed] [--no-rates]
 
 For every bug in adapters/broken/bugs.py and every seed 1..N: the time until the first
 counterexample was found (not counting shrinking) and the length of the shrunk sequence;
-the table shows medians over the seeds, and how many seeds caught the bug. Then the
+the table shows medians over the seeds (and the longest shrunk sequence), and how many
+seeds caught the bug. ``--quick-shrink`` shrinks with the replay-based ``minimize()``
+only, as tests/test_conformance_broken.py does; ``--per-seed`` prints every seed's
+numbers; ``--no-rates`` skips the throughput measurements. Then the
 round-trip rate of single requests and the step rate of a whole conformance run against
 the reference adapter. Targets: every variant caught, median < 10 s, shrunk <= 10 ops.
 """
@@ -39,12 +43,22 @@ def load_bugs() -> Any:
 
 
 def catch(
-    bug: str, component: str, seed: int, budget: float, shrink_budget: float
+    bug: str,
+    component: str,
+    seed: int,
+    budget: float,
+    shrink_budget: float,
+    quick_shrink: bool = False,
 ) -> tuple[float | None, int]:
     """(seconds to the first counterexample or None, shrunk length)."""
     command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", bug]
     config = Config(
-        command=command, budget=budget, seed=seed, shrink_budget=shrink_budget, progress=False
+        command=command,
+        budget=budget,
+        seed=seed,
+        shrink_budget=shrink_budget,
+        quick_shrink=quick_shrink,
+        progress=False,
     )
     ctx = RunContext(config, io.StringIO())
     try:
@@ -96,11 +110,15 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=30.0)
     parser.add_argument("--shrink-budget", type=float, default=10.0)
     parser.add_argument("--bug", action="append", default=[])
+    parser.add_argument("--quick-shrink", action="store_true", help="minimize() only")
+    parser.add_argument("--per-seed", action="store_true", help="print every seed's numbers")
+    parser.add_argument("--no-rates", action="store_true", help="skip the throughput lines")
     args = parser.parse_args()
     bugs = load_bugs().BUGS
     names = args.bug or list(bugs)
     header = (
         f"{'bug':32s} {'component':15s} {'caught':>7s} {'median s':>9s} {'max s':>7s} {'ops':>4s}"
+        f" {'max ops':>7s}"
     )
     print(header)
     print("-" * len(header))
@@ -110,7 +128,12 @@ def main() -> int:
         times: list[float] = []
         lengths: list[int] = []
         for seed in range(1, args.seeds + 1):
-            found, length = catch(name, bug.component, seed, args.budget, args.shrink_budget)
+            found, length = catch(
+                name, bug.component, seed, args.budget, args.shrink_budget, args.quick_shrink
+            )
+            if args.per_seed:
+                shown = "not caught" if found is None else f"{found:.2f} s, {length} ops"
+                print(f"  {name} seed {seed}: {shown}", flush=True)
             if found is not None:
                 times.append(found)
                 lengths.append(length)
@@ -118,13 +141,18 @@ def main() -> int:
         med = statistics.median(times) if times else float("nan")
         top = max(times) if times else float("nan")
         ops = int(statistics.median(lengths)) if lengths else 0
+        longest = max(lengths) if lengths else 0
         ok = len(times) == args.seeds and med < 10 and ops <= 10
         worst_ok = worst_ok and ok
         print(
             f"{name:32s} {bug.component:15s} {caught:>7s} {med:9.2f} {top:7.2f} {ops:4d}"
-            + ("" if ok else "   <- misses a target")
+            f" {longest:7d}" + ("" if ok else "   <- misses a target"),
+            flush=True,
         )
     print()
+    if args.no_rates:
+        print("targets met" if worst_ok else "some targets missed")
+        return 0 if worst_ok else 1
     print(f"protocol round trips (reference adapter): {protocol_rate():,.0f} requests/s")
     print(f"conformance run (Hypothesis + both sides): {run_rate():,.0f} steps/s")
     print("targets met" if worst_ok else "some targets missed")

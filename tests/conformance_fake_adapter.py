@@ -79,6 +79,11 @@ def misbehave(mode: str, request: dict[str, Any], driver: ReferenceDriver) -> bo
         out(b"[1, 2, 3]\n")
     elif mode == "bad-hello":
         out(encode({"id": rid, "result": {"protocol": 3, "name": "x", "version": "0"}}))
+    elif mode == "narrow":  # a hello whose delta_fifo allows fewer option values
+        response = driver.handle(request)
+        caps = response["result"]["components"]["delta_fifo"]
+        caps["option_values"] = {"emit_delta_type_replaced": [False]}
+        out(encode(response))
     elif mode == "wrong-answer":
         response = driver.handle(request)
         response["result"] = "something else"

@@ -10,7 +10,7 @@ fast. Nothing here is used by refimpl itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -137,6 +137,48 @@ class DoneAfterShutdownDrops(QueueCore[Item]):
             self.queue.push(item)
             return True, False
         return False, not self.processing
+
+
+class RingGrowsOutOfOrder:
+    """A ring-buffer queue container (client-go's pluggable ``Queue[T]``, since v1.31)
+    that starts with two slots and doubles, but copies the slots in storage order when
+    it grows instead of unwrapping them from the head: once the ring has wrapped, the
+    items stored before the wrap point jump ahead of older ones. Reaching it takes three
+    items queued at once (two fill the ring, a Get moves the head, a third wraps, a
+    fourth push grows it)."""
+
+    def __init__(self) -> None:
+        self.slots: list[Item | None] = [None, None]
+        self.head = 0
+        self.count = 0
+
+    def touch(self, item: Item) -> None:
+        pass
+
+    def push(self, item: Item) -> None:
+        if self.count == len(self.slots):
+            # Should be slots[head:] + slots[:head]: the storage order is not the queue's.
+            self.slots = self.slots + [None] * len(self.slots)
+            self.head = 0
+        self.slots[(self.head + self.count) % len(self.slots)] = item
+        self.count += 1
+
+    def pop(self) -> Item:
+        item = self.slots[self.head]
+        assert item is not None, "pop from an empty ring"
+        self.slots[self.head] = None
+        self.head = (self.head + 1) % len(self.slots)
+        self.count -= 1
+        return item
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Item]:
+        for i in range(self.count):
+            item = self.slots[(self.head + i) % len(self.slots)]
+            assert item is not None
+            yield item
 
 
 # --------------------------------------------------------------------------- delaying
@@ -453,6 +495,15 @@ _ALL: list[Bug] = [
         "Done after ShutDown drops an item re-added while in flight",
         "queue.go Done bypasses the shutdown guard of Add",
         _core(DoneAfterShutdownDrops),
+    ),
+    Bug(
+        "ring-grows-out-of-order",
+        "queue",
+        "the queue's ring buffer copies its slots in storage order when it grows, so a "
+        "wrapped queue of three items hands them out of order",
+        "a porting mistake with a custom container (queue.go takes any Queue[T] since "
+        "v1.31; a ring must unwrap from its head when it grows); needs 3+ queued items",
+        _core(lambda: QueueCore(container=RingGrowsOutOfOrder())),
     ),
     Bug(
         "later-add-after-wins",

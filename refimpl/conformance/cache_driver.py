@@ -38,6 +38,7 @@ __all__ = [
     "DeltaFIFOComponent",
     "RealFIFOComponent",
     "StoreComponent",
+    "delta_from_json",
     "object_from_json",
     "to_json",
 ]
@@ -102,6 +103,31 @@ def to_json(value: object) -> Any:
 
 def delta_json(delta: Delta) -> dict[str, Any]:
     return {"type": str(delta.type), "object": to_json(delta.object)}
+
+
+def delta_from_json(value: Any) -> Delta:
+    """The inverse of :func:`delta_json`: a protocol delta as a refimpl Delta (raises
+    ProtocolError or ValueError on anything else, e.g. a nested tombstone)."""
+    if not isinstance(value, dict) or not isinstance(value.get("object"), dict):
+        raise ProtocolError("bad_request", f"a delta is {{type, object}}: {value!r}")
+    kind = DeltaType(str(value.get("type")))
+    obj = value["object"]
+    payload: object
+    if kind is DeltaType.REPLACED_ALL:
+        info = obj.get("replaced_all") or {}
+        objects = tuple(object_from_json(o) for o in info.get("objects", []))
+        payload = ReplacedAllInfo(str(info.get("rv", "")), objects)
+    elif kind is DeltaType.SYNC_ALL:
+        payload = SyncAllInfo()
+    elif kind is DeltaType.BOOKMARK:
+        payload = BookmarkInfo(str((obj.get("bookmark") or {}).get("rv", "")))
+    elif isinstance(obj.get("tombstone"), dict):
+        inner = obj["tombstone"].get("obj")
+        stored = None if inner is None else object_from_json(inner)
+        payload = DeletedFinalStateUnknown(str(obj["tombstone"].get("key")), stored)
+    else:
+        payload = object_from_json(obj)
+    return Delta(kind, payload)
 
 
 def _obj(args: dict[str, Any]) -> Object:

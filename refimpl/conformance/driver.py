@@ -55,6 +55,7 @@ from refimpl.workqueue.rate_limiters import (
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
 __all__ = [
+    "NAMES",
     "Component",
     "Parts",
     "RateLimiterComponent",
@@ -66,6 +67,9 @@ __all__ = [
 ]
 
 T = TypeVar("T", bound=Hashable)
+#: The work queue items the harness generates (refimpl.conformance.machines), and the
+#: ones reports show the limiter's counts for.
+NAMES = ("a", "b", "c", "d")
 Item = str
 NS = 1_000_000_000
 
@@ -244,7 +248,7 @@ class WorkqueueComponent(Component):
         if core.shutting_down:
             parts.append("shutting down")
         if self.limiter is not None:
-            counts = {x: self.limiter.num_requeues(x) for x in ("a", "b", "c")}
+            counts = {x: self.limiter.num_requeues(x) for x in NAMES}
             parts.append("requeues=" + ",".join(f"{k}:{v}" for k, v in counts.items() if v))
         return " ".join(p for p in parts if not p.endswith("="))
 
@@ -360,7 +364,7 @@ class RateLimiterComponent(Component):
         self.limiter = limiter
 
     def describe(self) -> str:
-        counts = {x: self.limiter.num_requeues(x) for x in ("a", "b", "c")}
+        counts = {x: self.limiter.num_requeues(x) for x in NAMES}
         return "requeues=" + ",".join(f"{k}:{v}" for k, v in counts.items())
 
     def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:

@@ -8,6 +8,7 @@ printed too, so a failure can be replayed by hand against a fresh adapter.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -250,6 +251,13 @@ def format_failure(failure: Failure, config: Config) -> str:
         lines.append("  " + failure.message.replace("\n", "\n  "))
     if failure.component == "informer":
         lines.append("  story: " + informer_story(steps))
+    if failure.consequence:
+        said = (
+            "end to end (each side's pops applied to a store as an informer's "
+            f"processDeltas does, the FIFO's known objects being that store): "
+            f"{failure.consequence}"
+        )
+        lines.append(textwrap.fill(said, 92, initial_indent="  ", subsequent_indent="  "))
     compared = any(step.reference is not None for step in steps)
     states = reference_states(steps) if steps and compared else []
     lines.append("")

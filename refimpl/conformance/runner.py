@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -23,7 +24,7 @@ from refimpl.conformance.compare import agree
 from refimpl.conformance.driver import ReferenceDriver, WorkqueueComponent
 from refimpl.conformance.informer_checks import InformerChecker, observation_problem
 from refimpl.conformance.informer_driver import FIFO_MODES, InformerComponent
-from refimpl.conformance.invariants import AnswerChecker
+from refimpl.conformance.invariants import AnswerChecker, PoppedStore
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from refimpl.conformance.report import (
@@ -75,6 +76,9 @@ class Failure:
     example: int
     found_after: float
     adapter_error: AdapterFailure | None = None
+    #: For a FIFO whose pops feed a store as an informer's do: what the difference
+    #: leads to once the FIFO is drained (a ghost, ...), or "".
+    consequence: str = ""
 
     @property
     def exit_status(self) -> int:
@@ -119,6 +123,20 @@ class ComponentResult:
     elapsed: float = 0.0
     failure: Failure | None = None
     note: str = ""
+    #: What the run left out (narrowed or fixed options, undeclared methods, ...).
+    untested: list[str] = field(default_factory=list)
+
+
+def _refused(actual: dict[str, Any]) -> str | None:
+    """Why ``actual`` is the adapter failing a request it declared (None if it is not):
+    an error only the adapter side may give, unless the reference gives it too."""
+    kind = actual.get("error", {}).get("kind") if "error" in actual else None
+    if kind not in ADAPTER_SIDE_ERRORS:
+        return None
+    return (
+        f"the adapter answered error {kind!r} to a request it declared "
+        f"({actual['error'].get('message')!r})"
+    )
 
 
 class Example:
@@ -135,15 +153,10 @@ class Example:
         #: Informer answers are compared with the reference only if the adapter names
         #: the client-go generation it behaves like; its invariants are checked always.
         self.compared = component != "informer" or bool(ctx.behaves_like("informer"))
+        #: The same model fed with the reference's answers (its pops, its store).
+        self.ref_view = AnswerChecker()
+        #: A failure was recorded for this example (no more requests belong to it).
         self.failed = False
-
-    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Send ``request`` to the adapter, then to the steered reference; compare."""
-        try:
-            return self._exchange(request)
-        except (Mismatch, AbortRun):
-            self.failed = True
-            raise
 
     def _reference(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         if not self.compared:
@@ -151,7 +164,8 @@ class Example:
         rid = actual.get("id") if actual is not None else None
         return self.ref.handle({"id": rid, **request}, actual)
 
-    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request`` to the adapter, then to the steered reference; compare."""
         ctx = self.ctx
         try:
             actual = ctx.adapter_request(request)
@@ -173,32 +187,50 @@ class Example:
         if self.component == "informer":
             violations = self.informer_checker.check(request, actual)
         else:
+            self.ref_view.check(request, expected)
             violations = self.checker.check(request, actual)
         if violations:
             ctx.record(self, "invariant", "; ".join(violations), None)
             raise Mismatch(violations[0])
-        if expected is None:
-            kind = actual.get("error", {}).get("kind") if "error" in actual else None
-            if kind in ADAPTER_SIDE_ERRORS:
-                message = (
-                    f"the adapter answered error {kind!r} to a request it declared "
-                    f"({actual['error'].get('message')!r})"
-                )
-                ctx.record(self, "adapter", message, None)
-                raise Mismatch(message)
+        refused = _refused(actual)
+        if expected is None:  # not compared: only the adapter's own refusal counts
+            if refused is not None:
+                ctx.record(self, "adapter", refused, None)
+                raise Mismatch(refused)
             return actual
         if not agree(request, expected, actual):
-            kind = actual.get("error", {}).get("kind") if "error" in actual else None
-            if kind in ADAPTER_SIDE_ERRORS:
-                message = (
-                    f"the adapter answered error {kind!r} to a request it declared "
-                    f"({actual['error'].get('message')!r})"
-                )
-                ctx.record(self, "adapter", message, None)
+            if refused is not None:
+                ctx.record(self, "adapter", refused, None)
             else:
-                ctx.record(self, "disagreement", "the adapter's answer differs", None)
+                message = "the adapter's answer differs"
+                ctx.record(self, "disagreement", message, None, self.consequence())
             raise Mismatch(f"step {len(self.trace)} differs")
         return actual
+
+    def consequence(self) -> str:
+        """For a FIFO whose pops feed a store as an informer's do (see
+        :class:`~refimpl.conformance.invariants.PoppedStore`): keep popping both sides
+        past the difference, each applying its own pops, and say what the adapter's
+        store ends up holding if that is not the source ("" otherwise). The extra
+        requests are not part of the trace; the adapter is reset before the next one."""
+        mine, theirs = self.checker.popped, self.ref_view.popped
+        if mine is None or theirs is None or not mine.fair:
+            return ""
+        mine.whose = "the adapter's pops"
+        try:
+            problem = drain_popped(mine, self.ctx.adapter_request)
+        except AdapterFailure:
+            return ""
+        if problem is None:
+            return ""
+        ends = drain_popped(theirs, lambda r: self.ref.handle({"id": None, **r}))
+        shown = "; ".join(f"{k}: {v}" for k, v in theirs.stored().items()) or "empty"
+        reference = (
+            f"the reference's pops leave it equal to the source ({shown})"
+            if ends is None
+            else f"the reference's pops too: {ends}"
+        )
+        return f"{problem}; {reference}"
 
     def next_deadline(self) -> float | None:
         """Seconds until the reference's next delayed add fires (None: nothing waits)."""
@@ -331,8 +363,14 @@ class RunContext:
             raise AbortRun() from None
 
     def record(
-        self, example: Example, kind: str, message: str, error: AdapterFailure | None
+        self,
+        example: Example,
+        kind: str,
+        message: str,
+        error: AdapterFailure | None,
+        consequence: str = "",
     ) -> None:
+        example.failed = True
         failure = Failure(
             kind=kind,
             component=example.component,
@@ -341,12 +379,15 @@ class RunContext:
             example=self.examples,
             found_after=time.monotonic() - self._component_started,
             adapter_error=error,
+            consequence=consequence,
         )
         if self.best is None:
             # Half the shrink budget for Hypothesis, half for minimize() afterwards.
             self.shrink_deadline = time.monotonic() + self.config.shrink_budget / 2
             self.best = failure
-        elif len(failure.steps) <= len(self.best.steps):
+        elif len(failure.steps) <= len(self.best.steps) and (
+            failure.consequence or not self.best.consequence
+        ):
             failure.found_after = self.best.found_after
             self.best = failure
 
@@ -450,7 +491,7 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     from hypothesis.stateful import run_state_machine_as_test
 
     from refimpl.conformance.informer_machine import make_informer_machine
-    from refimpl.conformance.machines import make_machine
+    from refimpl.conformance.machines import make_machine, untested
 
     caps = ctx.hello["components"][component]
     methods = frozenset(
@@ -485,6 +526,7 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     ctx.progress(final=True)
     elapsed = time.monotonic() - ctx._component_started
     result = ComponentResult(component, "pass", ctx.examples, ctx.steps, elapsed)
+    result.untested = untested(component, caps, skipped=ctx.config.skip, pinned=ctx.config.options)
     if ctx.best is None and error is not None:
         raise HarnessError(
             f"the search for {component} stopped with {type(error).__name__}: {error}"
@@ -501,12 +543,40 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     return result
 
 
+def drain_popped(
+    model: PoppedStore, send: Callable[[dict[str, Any]], dict[str, Any]], limit: int = 32
+) -> str | None:
+    """Pop until the FIFO is empty, applying each pop to ``model`` and keeping the known
+    objects equal to its store (``send`` carries a request out on one side); what is
+    then wrong with the store, or None (also when the comparison is not fair)."""
+    step = 0
+    for _ in range(limit):
+        for method, obj in model.known_fixes():
+            request = {"op": "call", "instance": "x", "method": method, "args": {"obj": obj}}
+            model.feed(step, request, send(request).get("result"))
+        request = {"op": "call", "instance": "x", "method": "pop_nowait", "args": {}}
+        response = send(request)
+        if "result" not in response:
+            return None
+        verdict = model.feed(step, request, response["result"])
+        if not isinstance(response["result"], dict) or response["result"].get("kind") != "item":
+            return verdict
+    return None
+
+
 def try_trace(
     ctx: RunContext, component: str, requests: Sequence[dict[str, Any]]
 ) -> Failure | None:
-    """Replay ``requests`` on a reset adapter; the failure it produces, if any."""
+    """Replay ``requests`` on a reset adapter; the failure it produces, if any.
+
+    Without ``--misuse`` a replay that breaks the usage contract (a ``done`` of an item
+    the adapter did not hand out) counts as no failure: the generator never sends one,
+    so neither may the shrinker, or a counterexample would show a misuse the user never
+    asked to test.
+    """
     saved = ctx.best, ctx.shrink_deadline
     ctx.best = None
+    example: Example | None = None
     try:
         ctx.fresh_adapter(component)
         example = Example(ctx, component)
@@ -516,6 +586,8 @@ def try_trace(
         pass
     found = ctx.best
     ctx.best, ctx.shrink_deadline = saved
+    if found is not None and example is not None and example.checker.misused:
+        return found if ctx.config.misuse else None
     return found
 
 
@@ -540,43 +612,45 @@ def _simpler(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def minimize(ctx: RunContext, failure: Failure) -> Failure:
-    """Polish Hypothesis' result: drop steps (halves, quarters, ... single steps) and
-    simplify arguments while the replay still fails the same way, within the shrink
-    budget. The result is 1-minimal when time allows: removing any single operation
-    makes the failure disappear."""
+    """Polish Hypothesis' result within the shrink budget, keeping every change whose
+    replay still fails the same way (a disagreement or broken invariant stays one, an
+    adapter failure stays one):
+
+    1. drop contiguous chunks of steps (halves, quarters, ... single steps);
+    2. drop pairs of steps ``i < j``: a step and a later one that consumes it (an
+       ``add`` and its ``get_nowait``, an ``update`` and its ``pop_nowait``) are often
+       needed only by each other, so neither can go alone; after a pair goes, step 1
+       runs again;
+    3. simplify arguments (fewer list elements, the first item/name).
+
+    A ``get_nowait`` that handed out an item always goes together with the ``done``
+    that gave it back (see :func:`_consumers`). When time allows the result is
+    1-minimal and pair-minimal in that sense: removing any one or any two operations
+    makes the failure disappear. Step 0 (``create``) is always kept.
+    """
     if isinstance(failure.adapter_error, AdapterHung):
         return failure
     deadline = time.monotonic() + max(ctx.config.shrink_budget / 2, 2.0)
     kind_class = failure.kind == "adapter"
-    best = failure
 
     def still_fails(requests: list[dict[str, Any]]) -> Failure | None:
         if time.monotonic() > deadline:
             return None
         found = try_trace(ctx, failure.component, requests)
+        if found is not None and failure.consequence and not found.consequence:
+            return None  # the end-to-end consequence is part of how it fails
         if found is not None and (found.kind == "adapter") == kind_class:
             found.found_after = failure.found_after
             found.example = failure.example
             return found
         return None
 
-    chunk = max(1, (len(best.steps) - 1) // 2)
-    while chunk >= 1 and time.monotonic() < deadline:
-        requests = [s.request for s in best.steps]
-        i = len(requests) - 1  # keep step 0 (create); try the later steps first
-        progressed = False
-        while i >= 1:
-            start = max(1, i - chunk + 1)
-            found = still_fails(requests[:start] + requests[i + 1 :])
-            if found is not None and len(found.steps) < len(requests):
-                best = found
-                requests = [s.request for s in best.steps]
-                progressed = True
-                i = min(start - 1, len(requests) - 1)
-            else:
-                i = start - 1
-        if not progressed:
-            chunk //= 2
+    best = _drop_chunks(failure, still_fails)
+    while time.monotonic() < deadline:
+        shorter = _drop_pair(best, still_fails)
+        if shorter is None:
+            break
+        best = _drop_chunks(shorter, still_fails)
     n = 0
     while n < len(best.steps):
         for variant in _simpler(best.steps[n].request):
@@ -588,6 +662,68 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
                 best = found
         n += 1
     return best
+
+
+Replay = Callable[[list[dict[str, Any]]], Failure | None]
+
+
+def _consumers(steps: Sequence[Step]) -> dict[int, int]:
+    """Step index of each ``get_nowait`` that handed out an item -> index of the ``done``
+    that gave it back. The two are one unit of correct usage: the get cannot go without
+    its done (a stray ``done`` is refused, see :func:`try_trace`)."""
+    links: dict[int, int] = {}
+    open_gets: dict[Any, list[int]] = {}
+    for n, step in enumerate(steps):
+        request = step.request
+        if request.get("op") != "call":
+            continue
+        method = request.get("method")
+        answer = (step.adapter or {}).get("result")
+        if method == "get_nowait" and isinstance(answer, dict) and answer.get("kind") == "item":
+            open_gets.setdefault(json.dumps(answer.get("item")), []).append(n)
+        elif method == "done":
+            pending = open_gets.get(json.dumps((request.get("args") or {}).get("item")))
+            if pending:
+                links[pending.pop(0)] = n
+    return links
+
+
+def _without(best: Failure, drop: set[int]) -> list[dict[str, Any]]:
+    """The requests of ``best`` without the steps ``drop`` and the dones they need."""
+    links = _consumers(best.steps)
+    gone = drop | {links[n] for n in drop if n in links}
+    return [s.request for n, s in enumerate(best.steps) if n not in gone]
+
+
+def _drop_chunks(best: Failure, still_fails: Replay) -> Failure:
+    """Remove contiguous runs of steps, halving the run length down to single steps."""
+    chunk = max(1, (len(best.steps) - 1) // 2)
+    while chunk >= 1:
+        i = len(best.steps) - 1  # keep step 0 (create); try the later steps first
+        progressed = False
+        while i >= 1:
+            start = max(1, i - chunk + 1)
+            found = still_fails(_without(best, set(range(start, i + 1))))
+            if found is not None and len(found.steps) < len(best.steps):
+                best = found
+                progressed = True
+                i = min(start - 1, len(best.steps) - 1)
+            else:
+                i = start - 1
+        if not progressed:
+            chunk //= 2
+    return best
+
+
+def _drop_pair(best: Failure, still_fails: Replay) -> Failure | None:
+    """The first shorter failure with two steps ``i < j`` removed (later pairs first, as
+    consumers tend to sit near the failing step), or None."""
+    for j in range(len(best.steps) - 1, 1, -1):
+        for i in range(j - 1, 0, -1):
+            found = still_fails(_without(best, {i, j}))
+            if found is not None and len(found.steps) < len(best.steps):
+                return found
+    return None
 
 
 def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -637,6 +773,8 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             budget = max(remaining / (len(runnable) - index), 0.5)
             result = run_component(ctx, component, budget)
             out.write(summary_line(result) + "\n")
+            for left_out in result.untested:
+                out.write(f"  {component}: not tested: {left_out}\n")
             if result.failure is not None:
                 out.write(format_failure(result.failure, config) + "\n")
                 if not isinstance(result.failure.adapter_error, AdapterHung):
