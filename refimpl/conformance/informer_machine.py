@@ -142,7 +142,9 @@ def make_informer_machine(
     if modes:
         create_options["fifo"] = st.sampled_from(modes)
     if caps.get("watch_list"):
-        create_options["watch_list"] = st.booleans()
+        # One example in four streams its lists: enough to exercise watch-list, and a
+        # failure found first with plain lists shrinks shorter.
+        create_options["watch_list"] = st.sampled_from([False, False, False, True])
 
     class InformerConformance(RuleBasedStateMachine):
         def __init__(self) -> None:
