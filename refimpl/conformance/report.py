@@ -254,7 +254,7 @@ def format_failure(failure: Failure, config: Config) -> str:
     if failure.consequence:
         said = (
             "end to end (each side's pops applied to a store as an informer's "
-            f"processDeltas does, the FIFO's known objects being that store): "
+            "processDeltas does; a FIFO that reads known objects reads that store): "
             f"{failure.consequence}"
         )
         lines.append(textwrap.fill(said, 92, initial_indent="  ", subsequent_indent="  "))

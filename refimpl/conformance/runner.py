@@ -29,6 +29,7 @@ from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProc
 from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from refimpl.conformance.report import (
     Step,
+    compact,
     format_failure,
     format_table,
     load_trace,
@@ -224,7 +225,7 @@ class Example:
         if problem is None:
             return ""
         ends = drain_popped(theirs, lambda r: self.ref.handle({"id": None, **r}))
-        shown = "; ".join(f"{k}: {v}" for k, v in theirs.stored().items()) or "empty"
+        shown = ", ".join(compact(o) for o in theirs.stored().values()) or "empty"
         reference = (
             f"the reference's pops leave it equal to the source ({shown})"
             if ends is None
