@@ -13,10 +13,12 @@ PEERS := kubernetes-python aiok8s client-node
 
 .PHONY: tour test lint typecheck pytest crosshair bench peers clean
 
+# editable_mode=compat: a .pth with the checkout's path rather than setuptools' import-hook
+# finder, which mypy cannot follow (mypy run from another folder would not find refimpl).
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
 	touch $(STAMP)
 
 tour: $(STAMP)

@@ -51,6 +51,18 @@ class Object:
     labels: Mapping[str, str] = attrs.field(factory=dict, converter=_copy_labels)
     data: Any = None
 
+    def __attrs_post_init__(self) -> None:
+        # Go's types make these strings; without the check a wrong type fails much later
+        # and far away (``Object("a", 5)`` used to fail in the key function with
+        # "object of type 'int' has no len()").
+        for field in ("name", "namespace", "uid", "resource_version"):
+            value = getattr(self, field)
+            if not isinstance(value, str):
+                raise TypeError(f"Object {field} must be a str, got {value!r}")
+        for key, value in self.labels.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise TypeError(f"Object labels must map str to str, got {key!r}: {value!r}")
+
     def evolve(self, **changes: Any) -> Object:
         return attrs.evolve(self, **changes)
 
@@ -125,8 +137,10 @@ def split_meta_namespace_key(key: str) -> tuple[str, str]:
     """``(namespace, name)`` from a key; one part means cluster-scoped.
 
     Raises ``ValueError`` for more than one "/" (client-go: "unexpected key format").
-    Empty parts are accepted, as in client-go.
+    Empty parts are accepted, as in client-go. ``TypeError`` for a key that is not a str.
     """
+    if not isinstance(key, str):
+        raise TypeError(f"key must be a str, got {key!r}")
     parts = key.split("/")
     if len(parts) == 1:
         return "", parts[0]

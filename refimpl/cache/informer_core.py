@@ -26,6 +26,7 @@ from typing import Literal, Protocol, TypeVar
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, TransformFunc
+from refimpl.cache.error_report import ErrorReporter
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import (
     AddNotification,
@@ -33,6 +34,7 @@ from refimpl.cache.processor import (
     ProcessorListener,
     SharedProcessor,
     UpdateNotification,
+    check_period_value,
     determine_resync_period,
     handler_resync_period,
     is_resync_update,
@@ -201,9 +203,14 @@ class InformerCore:
         on_applied: Callable[[AppliedKind, object, object | None], None] | None = None,
         on_synced: Callable[[], None] | None = None,
     ) -> None:
-        if resync_period < 0:
-            raise ValueError(f"resync_period must be >= 0, got {resync_period}")
+        check_period_value("resync_period", resync_period)
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {name!r}")
         self.name = name
+        #: Reports raising handlers, transforms and processing steps (loud by default).
+        self.errors = ErrorReporter(name)
+        #: The last error that kept the informer from syncing (None once synced).
+        self._last_sync_error: BaseException | None = None
         self.lw = lw
         self.clock = clock
         self._seed = seed
@@ -228,7 +235,42 @@ class InformerCore:
         self.process_errors: list[BaseException] = []
 
     def _new_fifo_core(self, transform: TransformFunc | None) -> RealFIFOCore | DeltaFIFOCore:
-        return new_fifo_core(self.fifo_mode, self.indexer, transform)
+        return new_fifo_core(self.fifo_mode, self.indexer, self._reported(transform))
+
+    def _reported(self, transform: TransformFunc | None) -> TransformFunc | None:
+        """``transform``, reporting what it raises before the FIFO fails the list.
+
+        In client-go a transform error fails the Replace, so the reflector relists
+        forever and ``HasSynced`` never turns true -- with one klog line per attempt as
+        the only trace. Here the error is reported (once per distinct error) and kept
+        for :meth:`last_sync_error` and ``wait_for_cache_sync``'s explanation.
+        """
+        if transform is None:
+            return None
+        if not callable(transform):
+            raise TypeError(f"transform must be callable, got {transform!r}")
+
+        def reported(obj: object) -> object:
+            try:
+                return transform(obj)
+            except Exception as err:
+                self._last_sync_error = err
+                self.errors.report("transform", err)
+                raise
+
+        return reported
+
+    def last_sync_error(self) -> BaseException | None:
+        """Why the informer has not synced yet: the last error a transform or a
+        processing step raised, or None (always None once synced). Not in client-go,
+        where such errors only reach the log."""
+        return None if self.synced else self._last_sync_error
+
+    def _process_failed(self, err: Exception) -> None:
+        """client-go ignores processing errors (after logging them); record and report."""
+        self.process_errors.append(err)
+        self._last_sync_error = err
+        self.errors.report("processing", err)
 
     def _new_reflector(self, driver: type[R], store: ReflectorStore) -> R:
         """The reflector feeding ``store`` (a :class:`FifoWriter`), resyncing every
@@ -269,7 +311,7 @@ class InformerCore:
         try:
             single(self, self.indexer, deltas, initial)
         except Exception as err:
-            self.process_errors.append(err)
+            self._process_failed(err)
         self._check_synced()
         return deltas
 
@@ -293,7 +335,7 @@ class InformerCore:
             else:
                 batch(self, self.indexer, deltas, initial)
         except Exception as err:
-            self.process_errors.append(err)
+            self._process_failed(err)
         finally:
             fifo.finish(len(deltas))
         self._check_synced()
@@ -339,6 +381,20 @@ class InformerCore:
         """client-go's ``AddEventHandlerWithOptions``: the resync rules, then a listener
         that, after start, first gets ``on_add(obj, True)`` for exactly the cached
         objects and inherits the informer's sync. Raises :class:`InformerStoppedError`."""
+        missing = [
+            m
+            for m in ("on_add", "on_update", "on_delete")
+            if not callable(getattr(handler, m, None))
+        ]
+        if missing:
+            # client-go's type system refuses these; a Python informer would otherwise
+            # accept them and fail (quietly) on every notification.
+            raise TypeError(
+                f"handler must be a ResourceEventHandler (on_add, on_update, on_delete), "
+                f"got {handler!r}, which lacks {', '.join(missing)}"
+            )
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {name!r}")
         if self.stopped:
             raise InformerStoppedError(
                 f"handler {handler!r} not added: informer {self.name} has stopped"
@@ -358,6 +414,7 @@ class InformerCore:
             determine_resync_period(period, self.resync_check_period),
             self.clock.now(),
             name=name,
+            reporter=self.errors,
         )
         self._add_listener(listener)
         if self.started and self.synced:

@@ -12,8 +12,10 @@ by hand (``dispatch_one()``), which is how the simulator and the property tests 
 
 Differences from client-go, on purpose:
 
-* a handler that raises is logged and the listener goes on with the next notification
-  (client-go crashes the process by default, or, with ``ReallyCrash`` off, sleeps 1 s);
+* a handler that raises is reported (:mod:`refimpl.cache.error_report`: on stderr by
+  default, once per distinct error, with the informer's and the handler's name) and the
+  listener goes on with the next notification (client-go crashes the process by
+  default, or, with ``ReallyCrash`` off, logs through klog and sleeps 1 s);
 * an initial-list ``on_add`` that raises still counts as finished for the
   registration's ``has_synced`` (in client-go a panic skips the count, so the
   registration would never report synced).
@@ -22,6 +24,7 @@ Differences from client-go, on purpose:
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import deque
 from typing import Any
@@ -29,6 +32,7 @@ from typing import Any
 import attrs
 
 from refimpl.cache.controller import ResourceEventHandler
+from refimpl.cache.error_report import ErrorReporter
 from refimpl.clock import Clock
 from refimpl.meta import Object
 
@@ -41,6 +45,7 @@ __all__ = [
     "SharedProcessor",
     "SingleFileTracker",
     "UpdateNotification",
+    "check_period_value",
     "determine_resync_period",
     "handler_resync_period",
     "is_resync_update",
@@ -110,6 +115,21 @@ class SingleFileTracker:
         return self._synced.wait(timeout)
 
 
+def check_period_value(argument: str, value: object) -> float:
+    """``value`` as a period in seconds: a real number, finite, not negative.
+
+    client-go takes a ``time.Duration`` (an integer, so never NaN); a negative one is
+    treated as 0 there. Python lets NaN through every comparison, which would make an
+    informer that silently never (or always) resyncs, so both are refused, naming
+    ``argument``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{argument} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{argument} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def handler_resync_period(
     requested: float | None, default: float, check_period: float, started: bool
 ) -> tuple[float, float]:
@@ -121,8 +141,7 @@ def handler_resync_period(
     request is raised to the check period instead.
     """
     period = default if requested is None else requested
-    if period < 0:
-        raise ValueError(f"resync_period must be >= 0, got {period}")
+    check_period_value("resync_period", period)
     if period > 0:
         period = max(period, MINIMUM_RESYNC_PERIOD)
         if period < check_period:
@@ -167,9 +186,12 @@ class ProcessorListener:
         resync_period: float,
         now: float,
         name: str = "",
+        reporter: ErrorReporter | None = None,
     ) -> None:
         self.handler = handler
         self.name = name or type(handler).__name__
+        #: Where a raising handler is reported (the informer's reporter, named after it).
+        self.reporter = reporter if reporter is not None else ErrorReporter("(unnamed)")
         self.requested_resync_period = requested_resync_period
         self.resync_period = resync_period
         self.next_resync = now + resync_period
@@ -219,16 +241,19 @@ class ProcessorListener:
         return True
 
     def _deliver(self, n: Notification) -> None:
+        method = "on_delete"
         try:
             if isinstance(n, UpdateNotification):
+                method = "on_update"
                 self.handler.on_update(n.old_obj, n.new_obj)
             elif isinstance(n, AddNotification):
+                method = "on_add"
                 self.handler.on_add(n.new_obj, n.is_in_initial_list)
             else:
                 self.handler.on_delete(n.old_obj)
-        except Exception:
+        except Exception as err:
             self.failures += 1
-            log.exception("handler %s raised on %s; continuing", self.name, type(n).__name__)
+            self.reporter.report(f"handler {self.name} {method}", err)
         finally:
             self.delivered += 1
             if isinstance(n, AddNotification) and n.is_in_initial_list:

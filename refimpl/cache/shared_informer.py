@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta, FIFOClosedError, TransformFunc
+from refimpl.cache.error_report import errors_log
 from refimpl.cache.informer_core import (
     FifoMode,
     FifoWriter,
@@ -40,7 +42,7 @@ from refimpl.cache.informer_core import (
     InformerStoppedError,
 )
 from refimpl.cache.listwatch import ListerWatcher
-from refimpl.cache.processor import ProcessorListener
+from refimpl.cache.processor import ProcessorListener, check_period_value
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import Reflector
 from refimpl.cache.store import IndexFunc
@@ -53,6 +55,7 @@ __all__ = [
     "InformerStoppedError",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
+    "not_synced_reason",
     "wait_for_cache_sync",
 ]
 
@@ -124,7 +127,7 @@ class SharedIndexInformer(InformerCore):
         with self._started_lock:
             if self.started:
                 raise RuntimeError("informer has already started")
-            self.fifo_core.transformer = transform
+            self.fifo_core.transformer = self._reported(transform)
 
     def run(self, stop: threading.Event) -> None:
         """Run until ``stop`` is set (blocks); then stop the listeners."""
@@ -177,9 +180,8 @@ class SharedIndexInformer(InformerCore):
                     fifo.pop(self.handle_deltas)
             except FIFOClosedError:
                 return
-            except Exception as err:  # client-go ignores processing errors silently
-                self.process_errors.append(err)
-                log.warning("informer %s: processing failed: %r", self.name, err)
+            except Exception as err:  # client-go logs processing errors and goes on
+                self._process_failed(err)
             self._check_synced()
 
     def handle_deltas(self, deltas: Sequence[Delta], is_in_initial_list: bool) -> None:
@@ -239,12 +241,46 @@ class SharedIndexInformer(InformerCore):
 
 
 def wait_for_cache_sync(
-    stop: threading.Event, *has_synced: Callable[[], bool], poll: float = CACHE_SYNC_POLL_PERIOD
+    stop: threading.Event,
+    *has_synced: Callable[[], bool],
+    poll: float = CACHE_SYNC_POLL_PERIOD,
+    timeout: float | None = None,
 ) -> bool:
-    """Poll (every 100 ms, real time) until every function returns True (-> True) or
-    ``stop`` is set (-> False)."""
+    """Poll (every 100 ms, real time) until every function returns True (-> True), or
+    ``stop`` is set or ``timeout`` seconds pass (-> False).
+
+    client-go's ``WaitForCacheSync`` has no timeout (callers pass a stop channel that
+    closes on one) and says only "failed to sync". When it gives up here, it says why on
+    the ``refimpl.errors`` logger (stderr by default): which functions had not synced
+    and, for an informer's ``has_synced``, its :meth:`~InformerCore.last_sync_error`.
+    """
+    if timeout is not None:
+        check_period_value("timeout", timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if all(fn() for fn in has_synced):
             return True
-        if stop.wait(poll):
-            return all(fn() for fn in has_synced)
+        wait = poll if deadline is None else min(poll, max(0.0, deadline - time.monotonic()))
+        stopped = stop.wait(wait)
+        if all(fn() for fn in has_synced):
+            return True
+        if stopped or (deadline is not None and time.monotonic() >= deadline):
+            cause = "stop was set" if stopped else f"timed out after {timeout} s"
+            errors_log.error("wait_for_cache_sync: %s; %s", cause, not_synced_reason(has_synced))
+            return False
+
+
+def not_synced_reason(has_synced: Sequence[Callable[[], bool]]) -> str:
+    """Which of ``has_synced`` are false, and the last error of their informers."""
+    parts: list[str] = []
+    for fn in has_synced:
+        if fn():
+            continue
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, InformerCore):
+            err = owner.last_sync_error()
+            why = f": last error {err!r}" if err is not None else " (no error seen yet)"
+            parts.append(f"informer {owner.name} has not synced{why}")
+        else:
+            parts.append(f"{getattr(fn, '__qualname__', repr(fn))} is still False")
+    return "; ".join(parts) or "all synced just now"

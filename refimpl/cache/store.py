@@ -498,6 +498,8 @@ class Indexer:
         return self.get_by_key(self._key(obj))
 
     def get_by_key(self, key: str) -> tuple[object | None, bool]:
+        if not isinstance(key, str):  # else a None key is an AttributeError deep inside
+            raise TypeError(f"key must be a str, got {key!r}")
         with self._lock:
             return self._map.get(key)
 

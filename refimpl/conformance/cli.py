@@ -218,7 +218,8 @@ def execute(args: argparse.Namespace) -> int:
         import hypothesis  # noqa: F401
     except ImportError:
         print(
-            "refimpl conform: needs Hypothesis (pip install hypothesis, or refimpl[dev])",
+            "refimpl conform: needs Hypothesis; install refimpl with its 'conform' extra: "
+            "pip install 'refimpl[conform]' (or pip install hypothesis)",
             file=sys.stderr,
         )
         return EXIT_USAGE

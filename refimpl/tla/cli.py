@@ -11,10 +11,11 @@ java (exit 3 / 4 when missing).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +46,20 @@ def register(subparsers: Any) -> None:
         ),
     )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--spec-dir", type=Path, default=None, help="default: ./spec")
+    common.add_argument(
+        "--spec-dir",
+        type=Path,
+        default=None,
+        help=(
+            "folder with models.json, the .tla/.cfg files and graphs/ (default: ./spec if "
+            "it holds models.json, else the spec/ installed with refimpl)"
+        ),
+    )
     tlc = argparse.ArgumentParser(add_help=False)
     tlc.add_argument("--workers", default="auto", help="TLC worker threads (default auto)")
     sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
     p_list = sub.add_parser("list", parents=[common], help="list the models of the manifest")
-    p_list.set_defaults(func=_run_list)
+    p_list.set_defaults(func=_missing_files_exit_2(_run_list))
     p_check = sub.add_parser(
         "check", parents=[common, tlc], help="run TLC on models and compare with the manifest"
     )
@@ -61,12 +70,12 @@ def register(subparsers: Any) -> None:
         help="write the measured states/depth/seconds into spec/models.json",
     )
     p_check.add_argument("-v", "--verbose", action="store_true", help="print TLC's output")
-    p_check.set_defaults(func=_run_check)
+    p_check.set_defaults(func=_missing_files_exit_2(_run_check))
     p_export = sub.add_parser(
         "export", parents=[common, tlc], help="regenerate spec/graphs/*.json.gz"
     )
     p_export.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
-    p_export.set_defaults(func=_run_export)
+    p_export.set_defaults(func=_missing_files_exit_2(_run_export))
     p_replay = sub.add_parser(
         "replay",
         parents=[common],
@@ -81,7 +90,7 @@ def register(subparsers: Any) -> None:
     p_replay.add_argument(
         "--show", type=int, default=5, metavar="N", help="mismatches to print per model"
     )
-    p_replay.set_defaults(func=_run_replay)
+    p_replay.set_defaults(func=_missing_files_exit_2(_run_replay))
 
 
 def select(models: list[Model], names: list[str]) -> list[Model]:
@@ -142,6 +151,22 @@ def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 
 def _expected(model: Model) -> str:
     return "pass" if model.expect == "pass" else f"violates {model.property}"
+
+
+def _missing_files_exit_2(
+    run: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """Report a missing manifest, module or graph in one line (exit 2), not a traceback."""
+
+    @functools.wraps(run)
+    def guarded(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except FileNotFoundError as exc:
+            print(f"refimpl spec: {exc}", file=sys.stderr)
+            return 2
+
+    return guarded
 
 
 def _models(args: argparse.Namespace) -> tuple[Path, list[Model]]:

@@ -234,9 +234,17 @@ def write_graph(graph: StateGraph, path: Path) -> None:
 
 
 def load_graph(path: Path) -> StateGraph:
-    """Read a graph written by :func:`write_graph`; ValueError if malformed."""
+    """Read a graph written by :func:`write_graph`.
+
+    FileNotFoundError if there is no such file (say so: a missing graph is an install or
+    path problem, not a malformed one), ValueError if the file is not a graph.
+    """
     try:
-        data = json.loads(gzip.decompress(path.read_bytes()))
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: state graph missing (no such file)") from None
+    try:
+        data = json.loads(gzip.decompress(raw))
         states = tuple({name: value_from_json(v) for name, v in s.items()} for s in data["states"])
         edges = tuple(
             Edge(int(s), int(d), str(a), tuple(value_from_json(x) for x in args))

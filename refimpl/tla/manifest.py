@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "check_outcome",
     "default_spec_dir",
     "load_manifest",
+    "packaged_spec_dir",
     "save_manifest",
 ]
 
@@ -52,11 +54,32 @@ class Model:
             raise ValueError(f"model {self.name}: a violation model must name its property")
 
 
+def packaged_spec_dir() -> Path | None:
+    """The spec/ a wheel carries as ``refimpl/_spec`` (pyproject.toml), if there is one.
+
+    Found through importlib.resources so that it is wherever the package was installed;
+    None in a checkout (the folder is mapped in only when a wheel is built) and for an
+    install that is not on a file system (a zip), which TLC could not read anyway.
+    """
+    root = resources.files("refimpl") / "_spec"
+    if isinstance(root, Path) and (root / MANIFEST).is_file():
+        return root
+    return None
+
+
 def default_spec_dir() -> Path:
-    """``./spec`` if it holds a manifest, else the spec/ beside the installed package."""
+    """Where the TLA+ models, their manifest and the state graphs are.
+
+    In this order: ``./spec`` if it holds a manifest (a checkout, or a user's own models),
+    the copy an installed wheel carries (:func:`packaged_spec_dir`), else the spec/
+    beside the package in a checkout (an editable install run from elsewhere).
+    """
     here = Path.cwd() / "spec"
     if (here / MANIFEST).is_file():
         return here
+    packaged = packaged_spec_dir()
+    if packaged is not None:
+        return packaged
     return Path(__file__).resolve().parents[2] / "spec"
 
 
@@ -66,7 +89,10 @@ def load_manifest(spec_dir: Path) -> list[Model]:
         data = json.loads(path.read_text())
         return [Model(**entry) for entry in data["models"]]
     except FileNotFoundError:
-        raise FileNotFoundError(f"no model manifest at {path}") from None
+        raise FileNotFoundError(
+            f"no model manifest at {path}: the spec directory is missing or incomplete "
+            "(pass --spec-dir, or reinstall refimpl: its wheel carries spec/)"
+        ) from None
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: malformed manifest ({exc})") from exc
 
