@@ -69,6 +69,12 @@ ACTION_METHODS: dict[str, frozenset[str]] = {
 }
 
 
+#: Actions an example may leave out (swarm testing); the core ones always stay.
+SWARM = frozenset(
+    {"drop", "list_error", "watch_error", "compact", "bookmark", "late_handler", "pause"}
+)
+
+
 class ServerModel:
     """The harness's API server while generating: honest answers for the informer."""
 
@@ -134,6 +140,11 @@ def make_informer_machine(
     # (--skip), so a known difference can be looked past.
     usable = {k for k, needs in ACTION_METHODS.items() if needs <= methods}
     kinds = [k for k, w in WEIGHTS.items() if k in usable for _ in range(w)]
+    # Swarm testing: each example leaves out a random subset of the optional actions,
+    # so some examples are long runs of, say, pauses and relists only. Shrinking turns
+    # every coin to False (everything back in).
+    optional = sorted(set(kinds) & SWARM)
+    swarm = st.lists(st.booleans(), min_size=len(optional), max_size=len(optional))
     may_raise = "raises" not in ctx.config.skip
     resync_ok = bool(caps.get("resync"))
     create_options: dict[str, st.SearchStrategy[Any]] = {
@@ -155,6 +166,7 @@ def make_informer_machine(
             self.handlers = 0
             self.paused = False
             self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
+            self.kinds: st.SearchStrategy[str] = st.sampled_from(kinds)
 
         def call(self, method: str, **args: Any) -> None:
             answer = self.ex.exchange(
@@ -175,10 +187,20 @@ def make_informer_machine(
             handlers=st.integers(1, 2),
             raises=st.booleans(),
             names=st.integers(1, len(NAMES)),
+            coins=swarm,
         )
-        def create(self, options: dict[str, Any], handlers: int, raises: bool, names: int) -> None:
+        def create(
+            self,
+            options: dict[str, Any],
+            handlers: int,
+            raises: bool,
+            names: int,
+            coins: list[bool],
+        ) -> None:
             # Skew to few keys: one key half the time, all four rarely.
             self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
+            off = {kind for kind, out in zip(optional, coins, strict=True) if out}
+            self.kinds = st.sampled_from([k for k in kinds if k not in off])
             self.ex.exchange(
                 {"op": "create", "instance": "i", "component": "informer", "options": options}
             )
@@ -188,7 +210,7 @@ def make_informer_machine(
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
-            kind = data.draw(st.sampled_from(kinds), label="action")
+            kind = data.draw(self.kinds, label="action")
             getattr(self, "a_" + kind)(data)
 
         # -- actions (one request at most, except advance + state) ------------------------
@@ -269,8 +291,8 @@ def make_informer_machine(
         def teardown(self) -> None:
             """Settle: answer honestly, let time pass, until the informer watches with
             nothing left to deliver (or INF-9 says it stopped trying)."""
-            if self.ex.failed:
-                return
+            if self.ex.failed or not self.ex.trace:
+                return  # failed, or never created (Hypothesis gave up on the example early)
             if self.paused:
                 self.paused = False
                 self.call("resume")
