@@ -35,9 +35,13 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="sim_command", metavar="ACTION")
     run = sub.add_parser("run", help="run SCENARIO from a seed; print a timeline and a summary")
     _common(run)
-    run.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    run.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
     run.add_argument("--verbose", action="store_true", help="print every step, not only events")
-    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print only the summary, as one JSON object (no timeline)",
+    )
     run.set_defaults(func=_run)
     replay = sub.add_parser(
         "replay", help="repeat a run (from its seed or its recorded choices), every step shown"
@@ -48,7 +52,10 @@ def register(subparsers: Any) -> None:
     source.add_argument("--choices", help="replay a recorded choice list, e.g. 0,3,1")
     source.add_argument("--choices-file", help="a file holding a recorded choice list")
     replay.add_argument(
-        "--state-at", type=int, metavar="STEP", help="also print the abstract state after STEP"
+        "--state-at",
+        type=int,
+        metavar="STEP",
+        help="also print the abstract state after STEP (default: none)",
     )
     replay.set_defaults(func=_replay)
     listing = sub.add_parser("list", help="list scenarios, faults and checked properties")
@@ -63,17 +70,27 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", metavar="SCENARIO", help=f"one of: {', '.join(SCENARIOS)}")
-    p.add_argument("--steps", type=int, help="steps with writes and faults (then it drains)")
+    p.add_argument(
+        "--steps",
+        type=int,
+        help="steps with writes and faults, then it drains (default: the scenario's, 300)",
+    )
     p.add_argument(
         "--faults",
         default="default",
-        help="default | none | heavy | NAME=W,... (override) | only:NAME=W,...",
+        help=(
+            "fault weights: 'default' the scenario's (see 'refimpl sim list'); 'none'; "
+            "'heavy' 5 times the scenario's weights (a fault is then chosen about 5 times "
+            "as often against the progress actions, which weigh 100); 'NAME=W,...' the "
+            "scenario's with those overridden; 'only:NAME=W,...' just those "
+            "(default: default)"
+        ),
     )
     p.add_argument(
         "--fifo",
         default=str(FifoMode.REAL_ATOMIC),
         choices=[str(m) for m in FifoMode],
-        help="which FIFO the informer uses (default real-atomic, client-go 1.36)",
+        help="which FIFO the informer uses (default: real-atomic, client-go 1.36)",
     )
     p.add_argument("--objects", type=int, help="initial population (default: the scenario's)")
     p.add_argument(
@@ -82,7 +99,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="RealFIFO pops one entry at a time instead of in batches",
     )
     p.add_argument(
-        "--trace", metavar="FILE", help="write the abstract state after each step (JSON lines)"
+        "--trace",
+        metavar="FILE",
+        help="write the abstract state after each step as JSON lines (default: none)",
     )
 
 
@@ -129,6 +148,7 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
     if args.steps is not None and args.steps < 0:
         raise SystemExit("refimpl sim: --steps must be >= 0")
     out = sys.stdout
+    as_json = bool(getattr(args, "json", False))
     holder: list[Simulator] = []
 
     def timeline(step: int, t: float, kind: str, desc: str) -> None:
@@ -149,12 +169,14 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
                 trace = stack.enter_context(open(args.trace, "w", encoding="utf-8"))
             except OSError as err:
                 raise SystemExit(f"refimpl sim: cannot write trace: {err}") from None
-        sim = _simulator(args, trace, timeline)
+        # With --json stdout carries the JSON object alone (json.loads reads it whole);
+        # the timeline is what --verbose/replay are for.
+        sim = _simulator(args, trace, None if as_json else timeline)
         holder.append(sim)
-        if not getattr(args, "json", False):
+        if not as_json:
             print(f"{'step':>6} {'time':>11}  {'action':17s} what happened", file=out)
         result = sim.run(args.steps)
-    if getattr(args, "json", False):
+    if as_json:
         data = {
             "scenario": result.scenario,
             "fifo": result.fifo_mode,
