@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+import textwrap
 from contextlib import ExitStack
 from typing import IO, Any
 
@@ -17,9 +18,12 @@ from refimpl.cache.shared_informer import FifoMode
 from refimpl.sim.choosers import TapeChooser, parse_tape
 from refimpl.sim.monitors import PROPERTIES
 from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, get_scenario
-from refimpl.sim.simulator import PROGRESS_ACTIONS, Simulator
+from refimpl.sim.simulator import HOLDS, INCONCLUSIVE, PROGRESS_ACTIONS, VIOLATED, Simulator
 
-__all__ = ["register"]
+__all__ = ["EXIT_STATUS", "register"]
+
+#: Exit status per verdict; 2 stays argparse's usage error.
+EXIT_STATUS = {HOLDS: 0, VIOLATED: 1, INCONCLUSIVE: 3}
 
 
 def register(subparsers: Any) -> None:
@@ -33,7 +37,16 @@ def register(subparsers: Any) -> None:
         ),
     )
     sub = parser.add_subparsers(dest="sim_command", metavar="ACTION")
-    run = sub.add_parser("run", help="run SCENARIO from a seed; print a timeline and a summary")
+    run = sub.add_parser(
+        "run",
+        help="run SCENARIO from a seed; print a timeline and a summary",
+        description=(
+            "Run SCENARIO from a seed and give a verdict: holds (exit 0), violated (exit "
+            "1; the violations and a replay command), or inconclusive (exit 3: the drain "
+            "limit came while work was still pending, e.g. injected failures not yet "
+            "fired; the summary says how much)."
+        ),
+    )
     _common(run)
     run.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
     run.add_argument("--verbose", action="store_true", help="print every step, not only events")
@@ -188,13 +201,22 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
             "counters": result.counters,
             "faults_injected": result.faults_injected,
             "violations": result.violations,
+            "verdict": result.verdict,
+            "pending": result.pending,
             "replay": result.replay,
         }
         print(json.dumps(data, sort_keys=True), file=out)
     else:
         print(file=out)
         print(result.summary(), file=out)
-    return 0 if result.ok else 1
+    return EXIT_STATUS[result.verdict]
+
+
+def _wrapped(head: str, text: str, width: int = 100) -> str:
+    """``head`` then ``text`` wrapped to ``width`` columns, continued under ``head``'s end."""
+    return textwrap.fill(
+        text, width, initial_indent=head, subsequent_indent=" " * min(len(head), 23)
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -206,9 +228,11 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    print("scenarios:")
+    print("scenarios (and what a run needs to show the scenario's point):")
     for s in SCENARIOS.values():
-        print(f"  {s.name:20s} {s.description}")
+        print(_wrapped(f"  {s.name:20s} ", s.description))
+        if s.shows:
+            print(_wrapped(" " * 23 + "shows: ", s.shows))
     print("faults (--faults NAME=WEIGHT,...; progress actions weigh 100):")
     for name, what in FAULT_KINDS.items():
         print(f"  {name:20s} {what}")
