@@ -794,6 +794,10 @@ class ApiServerCore:
         err = error if error is not None else TooManyRequests("injected: too many requests")
         self._watch_faults.extend([err] * count)
 
+    def queued_faults(self) -> tuple[int, int]:
+        """How many injected (list, watch) failures have not fired yet."""
+        return len(self._list_faults), len(self._watch_faults)
+
     def clear_faults(self) -> None:
         """Forget injected list/watch failures that have not fired yet."""
         self._list_faults.clear()

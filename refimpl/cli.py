@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -49,10 +50,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status = func(args)
+        # Flush here, not at interpreter exit: a reader that left (``| head``) must be
+        # noticed while the handler below can still keep it quiet.
+        sys.stdout.flush()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_left()
     return int(status)
+
+
+#: Exit status after the reader closed stdout: 128 + SIGPIPE, what a shell reports for
+#: a C tool killed by the signal (``yes | head``), so ``set -o pipefail`` sees it alike.
+EXIT_BROKEN_PIPE = 141
+
+
+def _reader_left() -> int:
+    """Stop quietly when stdout's reader has gone (``refimpl spec list | head``).
+
+    Python ignores SIGPIPE, so the write raises BrokenPipeError instead of ending the
+    process; the output still buffered would raise again when the interpreter flushes
+    stdout at exit, so stdout is pointed at /dev/null first (the recipe of the Python
+    docs, "Note on SIGPIPE").
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to flush
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

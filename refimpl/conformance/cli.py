@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=100_000,
         metavar="N",
-        help="stop a component after N examples even within budget",
+        help="stop a component after N examples even within budget (default 100000)",
     )
     parser.add_argument(
         "--steps", type=int, default=30, metavar="N", help="operations per example (default 30)"
@@ -98,14 +98,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="restart the adapter for every example instead of sending 'reset'",
     )
     progress = parser.add_mutually_exclusive_group()
-    progress.add_argument("--progress", dest="progress", action="store_true", default=None)
-    progress.add_argument("--no-progress", dest="progress", action="store_false")
+    progress.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="print a progress line on stderr (default: only when stderr is a terminal)",
+    )
+    progress.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="never print progress"
+    )
     parser.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="NAME=JSON",
-        help="fix a create option for every example, e.g. known_objects=false (repeatable)",
+        help=(
+            "fix a create option for every example, e.g. known_objects=false (repeatable; "
+            "default: every option generated)"
+        ),
     )
     parser.add_argument(
         "--skip",
@@ -113,16 +124,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="METHOD",
         help=(
-            "never generate METHOD, to look past a difference already known (repeatable); "
-            "for the informer, 'raises' also means: no handler that throws"
+            "never generate METHOD, to look past a difference already known (repeatable; "
+            "default: none skipped); for the informer, 'raises' also means: no handler "
+            "that throws"
         ),
     )
-    parser.add_argument("--save", metavar="FILE", help="write the failing trace to FILE")
     parser.add_argument(
-        "--log", metavar="FILE", help="write every protocol line sent (>) and received (<)"
+        "--save", metavar="FILE", help="write the failing trace to FILE (default: not saved)"
     )
     parser.add_argument(
-        "--replay", metavar="FILE", help="replay a saved trace instead of generating examples"
+        "--log",
+        metavar="FILE",
+        help="write every protocol line sent (>) and received (<) (default: no log)",
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="replay a saved trace instead of generating examples (default: generate)",
     )
     parser.add_argument(
         "command",

@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+import textwrap
 from contextlib import ExitStack
 from typing import IO, Any
 
@@ -17,9 +18,12 @@ from refimpl.cache.shared_informer import FifoMode
 from refimpl.sim.choosers import TapeChooser, parse_tape
 from refimpl.sim.monitors import PROPERTIES
 from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, get_scenario
-from refimpl.sim.simulator import PROGRESS_ACTIONS, Simulator
+from refimpl.sim.simulator import HOLDS, INCONCLUSIVE, PROGRESS_ACTIONS, VIOLATED, Simulator
 
-__all__ = ["register"]
+__all__ = ["EXIT_STATUS", "register"]
+
+#: Exit status per verdict; 2 stays argparse's usage error.
+EXIT_STATUS = {HOLDS: 0, VIOLATED: 1, INCONCLUSIVE: 3}
 
 
 def register(subparsers: Any) -> None:
@@ -33,11 +37,24 @@ def register(subparsers: Any) -> None:
         ),
     )
     sub = parser.add_subparsers(dest="sim_command", metavar="ACTION")
-    run = sub.add_parser("run", help="run SCENARIO from a seed; print a timeline and a summary")
+    run = sub.add_parser(
+        "run",
+        help="run SCENARIO from a seed; print a timeline and a summary",
+        description=(
+            "Run SCENARIO from a seed and give a verdict: holds (exit 0), violated (exit "
+            "1; the violations and a replay command), or inconclusive (exit 3: the drain "
+            "limit came while work was still pending, e.g. injected failures not yet "
+            "fired; the summary says how much)."
+        ),
+    )
     _common(run)
-    run.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    run.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
     run.add_argument("--verbose", action="store_true", help="print every step, not only events")
-    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print only the summary, as one JSON object (no timeline)",
+    )
     run.set_defaults(func=_run)
     replay = sub.add_parser(
         "replay", help="repeat a run (from its seed or its recorded choices), every step shown"
@@ -48,7 +65,10 @@ def register(subparsers: Any) -> None:
     source.add_argument("--choices", help="replay a recorded choice list, e.g. 0,3,1")
     source.add_argument("--choices-file", help="a file holding a recorded choice list")
     replay.add_argument(
-        "--state-at", type=int, metavar="STEP", help="also print the abstract state after STEP"
+        "--state-at",
+        type=int,
+        metavar="STEP",
+        help="also print the abstract state after STEP (default: none)",
     )
     replay.set_defaults(func=_replay)
     listing = sub.add_parser("list", help="list scenarios, faults and checked properties")
@@ -63,17 +83,27 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", metavar="SCENARIO", help=f"one of: {', '.join(SCENARIOS)}")
-    p.add_argument("--steps", type=int, help="steps with writes and faults (then it drains)")
+    p.add_argument(
+        "--steps",
+        type=int,
+        help="steps with writes and faults, then it drains (default: the scenario's, 300)",
+    )
     p.add_argument(
         "--faults",
         default="default",
-        help="default | none | heavy | NAME=W,... (override) | only:NAME=W,...",
+        help=(
+            "fault weights: 'default' the scenario's (see 'refimpl sim list'); 'none'; "
+            "'heavy' 5 times the scenario's weights (a fault is then chosen about 5 times "
+            "as often against the progress actions, which weigh 100); 'NAME=W,...' the "
+            "scenario's with those overridden; 'only:NAME=W,...' just those "
+            "(default: default)"
+        ),
     )
     p.add_argument(
         "--fifo",
         default=str(FifoMode.REAL_ATOMIC),
         choices=[str(m) for m in FifoMode],
-        help="which FIFO the informer uses (default real-atomic, client-go 1.36)",
+        help="which FIFO the informer uses (default: real-atomic, client-go 1.36)",
     )
     p.add_argument("--objects", type=int, help="initial population (default: the scenario's)")
     p.add_argument(
@@ -82,7 +112,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="RealFIFO pops one entry at a time instead of in batches",
     )
     p.add_argument(
-        "--trace", metavar="FILE", help="write the abstract state after each step (JSON lines)"
+        "--trace",
+        metavar="FILE",
+        help="write the abstract state after each step as JSON lines (default: none)",
     )
 
 
@@ -129,6 +161,7 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
     if args.steps is not None and args.steps < 0:
         raise SystemExit("refimpl sim: --steps must be >= 0")
     out = sys.stdout
+    as_json = bool(getattr(args, "json", False))
     holder: list[Simulator] = []
 
     def timeline(step: int, t: float, kind: str, desc: str) -> None:
@@ -149,12 +182,14 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
                 trace = stack.enter_context(open(args.trace, "w", encoding="utf-8"))
             except OSError as err:
                 raise SystemExit(f"refimpl sim: cannot write trace: {err}") from None
-        sim = _simulator(args, trace, timeline)
+        # With --json stdout carries the JSON object alone (json.loads reads it whole);
+        # the timeline is what --verbose/replay are for.
+        sim = _simulator(args, trace, None if as_json else timeline)
         holder.append(sim)
-        if not getattr(args, "json", False):
+        if not as_json:
             print(f"{'step':>6} {'time':>11}  {'action':17s} what happened", file=out)
         result = sim.run(args.steps)
-    if getattr(args, "json", False):
+    if as_json:
         data = {
             "scenario": result.scenario,
             "fifo": result.fifo_mode,
@@ -166,13 +201,22 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
             "counters": result.counters,
             "faults_injected": result.faults_injected,
             "violations": result.violations,
+            "verdict": result.verdict,
+            "pending": result.pending,
             "replay": result.replay,
         }
         print(json.dumps(data, sort_keys=True), file=out)
     else:
         print(file=out)
         print(result.summary(), file=out)
-    return 0 if result.ok else 1
+    return EXIT_STATUS[result.verdict]
+
+
+def _wrapped(head: str, text: str, width: int = 100) -> str:
+    """``head`` then ``text`` wrapped to ``width`` columns, continued under ``head``'s end."""
+    return textwrap.fill(
+        text, width, initial_indent=head, subsequent_indent=" " * min(len(head), 23)
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -184,9 +228,11 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    print("scenarios:")
+    print("scenarios (and what a run needs to show the scenario's point):")
     for s in SCENARIOS.values():
-        print(f"  {s.name:20s} {s.description}")
+        print(_wrapped(f"  {s.name:20s} ", s.description))
+        if s.shows:
+            print(_wrapped(" " * 23 + "shows: ", s.shows))
     print("faults (--faults NAME=WEIGHT,...; progress actions weigh 100):")
     for name, what in FAULT_KINDS.items():
         print(f"  {name:20s} {what}")

@@ -25,6 +25,7 @@ from refimpl.cache.processor import (
     Notification,
     ProcessorListener,
 )
+from refimpl.cache.reflector import WaitUntil
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
@@ -258,9 +259,21 @@ class Process:
             self.queue.shut_down()
 
 
+#: The three outcomes of a run (:attr:`RunResult.verdict`).
+HOLDS, VIOLATED, INCONCLUSIVE = "holds", "violated", "inconclusive"
+
+
 @attrs.define
 class RunResult:
-    """What a run did and found. ``replay`` is a command that repeats it exactly."""
+    """What a run did and found. ``replay`` is a command that repeats it exactly.
+
+    ``verdict`` is one of three outcomes: ``holds`` (converged, no violation),
+    ``violated`` (a property failed: ``violations`` says which), ``inconclusive`` (the
+    drain limit came while work was still pending -- ``pending`` says how much -- so the
+    end-of-run properties, convergence, handler-view and no-lost-delete, were not
+    judged: a longer drain would have to decide them). Running out of drain time is
+    never reported as a safety violation.
+    """
 
     scenario: str
     fifo_mode: str
@@ -277,10 +290,19 @@ class RunResult:
     choices: list[int]
     replay: str
     unmet: list[str] = attrs.field(factory=list)
+    #: Work left when an inconclusive run's drain limit came (see :meth:`Simulator.pending`).
+    pending: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
+        """No violation (an inconclusive run is ok: nothing was found wrong)."""
         return not self.violations
+
+    @property
+    def verdict(self) -> str:
+        if self.violations:
+            return VIOLATED
+        return HOLDS if self.converged else INCONCLUSIVE
 
     def of(self, prop: str) -> list[str]:
         tag = f"[{prop}]"
@@ -289,11 +311,15 @@ class RunResult:
     def summary(self) -> str:
         c = self.counters
         faults = ", ".join(f"{k} {v}" for k, v in self.faults_injected.items() if v) or "none"
-        conv = (
-            f"{self.convergence_time:.3f} virtual s after faults stopped"
-            if self.convergence_time is not None
-            else "NOT converged" + (f" ({'; '.join(self.unmet[:3])})" if self.unmet else "")
-        )
+        if self.convergence_time is not None:
+            conv = f"{self.convergence_time:.3f} virtual s after faults stopped"
+        elif self.pending:
+            conv = "not judged: drain limit reached with work pending (" + ", ".join(
+                f"{k} {v}" for k, v in self.pending.items()
+            )
+            conv += ")"
+        else:
+            conv = "NOT converged" + (f" ({'; '.join(self.unmet[:3])})" if self.unmet else "")
         lines = [
             f"scenario {self.scenario}, fifo {self.fifo_mode}, "
             + (f"seed {self.seed}" if self.seed is not None else "choices from a tape/Hypothesis"),
@@ -306,6 +332,10 @@ class RunResult:
             f"convergence: {conv}",
             f"violations: {len(self.violations)}",
         ]
+        if self.verdict == INCONCLUSIVE:
+            lines[-1] += " so far; verdict: INCONCLUSIVE (rerun with a longer drain)"
+        else:
+            lines[-1] += f"; verdict: {self.verdict}"
         lines += [f"  {v}" for v in self.violations[:20]]
         if len(self.violations) > 20:
             lines.append(f"  ... {len(self.violations) - 20} more")
@@ -550,6 +580,7 @@ class Simulator:
         converged = quiet = False
         convergence_time: float | None = None
         unmet: list[str] = []
+        pending: dict[str, int] = {}
         drained = 0
         while True:
             acts, weights, progress = self.enabled(chaos=False)
@@ -560,24 +591,35 @@ class Simulator:
                     converged = True
                     convergence_time = clock.now() - chaos_end
                     break
-                if not acts or clock.now() - chaos_end > self.max_drain_time:
+                if not acts:
+                    break
+                if clock.now() - chaos_end > self.max_drain_time:
+                    pending = self.pending()
                     break
             else:
                 quiet = False
             if drained >= self.max_drain_steps:
                 unmet = unmet or [f"still busy after {drained} draining steps"]
+                pending = self.pending()
                 break
             self._take(acts, weights)
             drained += 1
         v = self.world.violations
         v.step = self.n
-        if quiet:
+        # The limit came while work was still queued (injected failures not yet fired,
+        # a reflector backing off, retries waiting in the queue, notifications or deltas
+        # not yet handled): the run stopped early, nothing is known to be wrong, so the
+        # end-of-run properties stay unjudged -- inconclusive, not violated. Only a run
+        # that is idle and still wrong (or has only periodic resyncs left) fails them.
+        if pending:
+            quiet = False
+        elif quiet:
             server = self.server_state()
             for record in self.proc.records:
                 record.check_lost_deletes()
                 if record.view_state() != server:
                     v.add("handler-view", f"{record.name}: {_diff(record.view_state(), server)}")
-        if not converged:
+        if not converged and not pending:
             v.add(
                 "converge",
                 f"not converged {clock.now() - chaos_end:.1f} virtual s after faults "
@@ -606,6 +648,7 @@ class Simulator:
             choices=list(self.choices),
             replay=self.replay_command(chaos_steps),
             unmet=unmet,
+            pending=pending,
         )
 
     def replay_command(self, steps: int) -> str:
@@ -639,6 +682,30 @@ class Simulator:
         return "only:" + ",".join(f"{k}={v}" for k, v in self.faults.items() if v)
 
     # -- what converged means -------------------------------------------------------------
+
+    def pending(self) -> dict[str, int]:
+        """Work still queued, by kind (only the nonzero counts): what a longer drain
+        would still do. A periodic resync is not work: it recurs forever, so a run whose
+        only timer is the next resync is idle."""
+        proc = self.proc
+        inf = proc.informer
+        lists, watches = self.world.server.queued_faults()
+        reflector = inf.reflector
+        backing_off = reflector is not None and isinstance(reflector.waiting, WaitUntil)
+        out = {
+            "injected list failures": lists,
+            "injected watch failures": watches,
+            "injected write failures": self.world.failing_writes,
+            "reflector retry waiting": int(backing_off),
+            "deltas in the FIFO": len(inf.fifo),
+            "notifications": sum(len(listener.pending) for listener in proc.listeners),
+        }
+        queue = proc.queue
+        if queue is not None:
+            out["queued keys"] = len(queue.core.queue)
+            out["keys being processed"] = len(queue.core.processing)
+            out["retries waiting"] = len(queue.waiting.waiting)
+        return {k: v for k, v in out.items() if v}
 
     def server_state(self) -> dict[str, tuple[str, int]]:
         return {k: (o.uid, int(o.resource_version)) for k, o in self.world.server.objects.items()}

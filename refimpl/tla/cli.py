@@ -88,7 +88,7 @@ def register(subparsers: Any) -> None:
     )
     p_replay.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
     p_replay.add_argument(
-        "--show", type=int, default=5, metavar="N", help="mismatches to print per model"
+        "--show", type=int, default=5, metavar="N", help="mismatches to print per model (default 5)"
     )
     p_replay.set_defaults(func=_missing_files_exit_2(_run_replay))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--pictures",
         metavar="DIR",
-        help="write the docs' pictures (SVG, generated from the experiments) to DIR and exit",
+        help=(
+            "write the docs' pictures (SVG, generated from the experiments) to DIR and "
+            "exit (default: run the experiments instead)"
+        ),
     )
     parser.set_defaults(func=run)
 
@@ -50,20 +54,39 @@ def _select(wanted: list[str]) -> list[Chapter]:
     return [by_number[w] for w in normalized]
 
 
-def _table(rows: list[Claim]) -> str:
+#: The widest line the tour prints: a table fits a 100-column terminal.
+WIDTH = 100
+#: The widest a measured/expected column grows before its values wrap.
+VALUE_WIDTH = 24
+
+
+def _table(rows: list[Claim], width: int = WIDTH) -> str:
+    """The claims as a table at most ``width`` columns wide. A value too long for its
+    column wraps onto more lines of the same row -- it is never cut: a reader compares
+    the measured value with the docs character for character."""
     headers = ("claim", "measured", "expected", "ok")
     cells = [(r.text, r.measured, r.expected, "OK" if r.ok else "FAIL") for r in rows]
-    widths = [min(60, max(len(h), *(len(c[i]) for c in cells))) for i, h in enumerate(headers)]
-    widths[0] = max(widths[0], 20)
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+    widths[1] = min(widths[1], VALUE_WIDTH)
+    widths[2] = min(widths[2], VALUE_WIDTH)
+    gaps = 2 * (len(headers) - 1)
+    widths[0] = max(20, min(widths[0], width - gaps - sum(widths[1:])))
 
-    def line(values: tuple[str, ...]) -> str:
-        out = []
-        for value, width in zip(values, widths, strict=True):
-            out.append(value if len(value) <= width else value[: width - 1] + "…")
-        return "  ".join(v.ljust(w) for v, w in zip(out, widths, strict=True)).rstrip()
+    def line(values: tuple[str, ...]) -> list[str]:
+        wrapped = [
+            textwrap.wrap(v, w, break_long_words=True, break_on_hyphens=False) or [""]
+            for v, w in zip(values, widths, strict=True)
+        ]
+        height = max(len(c) for c in wrapped)
+        return [
+            "  ".join(
+                (c[i] if i < len(c) else "").ljust(w) for c, w in zip(wrapped, widths, strict=True)
+            ).rstrip()
+            for i in range(height)
+        ]
 
     sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), sep, *(line(c) for c in cells)])
+    return "\n".join([*line(headers), sep, *(x for c in cells for x in line(c))])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
                         )
                     )
             else:
-                print(f"\n-- {exp.title}  [{exp.name}, {elapsed:.2f} s]")
+                heading = f"-- {exp.title}  [{exp.name}, {elapsed:.2f} s]"
+                print("\n" + "\n   ".join(textwrap.wrap(heading, WIDTH - 3)))
                 print(_table(claims))
     if not args.json:
         print(
