@@ -134,9 +134,16 @@ class FakeClock:
         self._wake_all()
 
     def set_time(self, t: float) -> None:
-        """Jump to absolute time ``t`` seconds (never backwards) and wake every waiter."""
+        """Jump to absolute time ``t`` seconds (never backwards) and wake every waiter.
+
+        Lands on the first nanosecond whose ``now()`` is ``>= t``, so a float deadline
+        set this way counts as reached (``t = n / 1e9`` still lands exactly on ``n``).
+        """
         check_duration(t, "set_time")
-        self.set_time_ns(to_ns(t))
+        ns = to_ns(t)
+        if ns / NS_PER_SECOND < t:
+            ns += 1
+        self.set_time_ns(ns)
 
     def set_time_ns(self, t: int) -> None:
         """Jump to absolute time ``t`` nanoseconds (never backwards); wake every waiter."""

@@ -546,6 +546,15 @@ def test_fake_clock_keeps_integer_nanoseconds() -> None:
     assert clock.now_ns() == 500_000_003
 
 
+def test_fake_clock_set_time_reaches_a_float_deadline() -> None:
+    clock = FakeClock(0.0)
+    for t in (0.1 + 0.2, 1 / 3, 2.000_000_000_5, 7.0):
+        clock.set_time(t)
+        assert clock.now() >= t
+    clock.set_time(12_345_678_901 / 1e9)  # an exact nanosecond time lands on itself
+    assert clock.now_ns() == 12_345_678_901
+
+
 def test_to_ns_rounds_to_the_nearest_nanosecond() -> None:
     assert to_ns(0.009) == 9_000_000
     assert to_ns(1e-9) == 1
