@@ -5,9 +5,13 @@ Cores never read the wall clock: they take ``now`` as an argument or a ``Clock``
 Shells wait through :meth:`Clock.wait_until`, so a :class:`FakeClock` can wake them
 when a test steps time -- no test ever sleeps to let time pass.
 
-Times are float seconds on a monotonic scale (client-go uses ``time.Duration``
-nanoseconds; floats keep the arithmetic readable and are exact for the powers of two
-the backoff formulas use).
+Time is kept as integer nanoseconds, as Go's ``time.Duration`` and ``time.Time`` keep
+it, so that stepping 9 ms then 1 ms reaches a 10 ms deadline exactly (float seconds
+would give 0.009 + 0.001 < 0.01). The public methods still speak float seconds for
+readability; :func:`to_ns` converts a seconds value once, rounding to the nearest
+nanosecond (integers and integer-valued floats exactly), and ``*_ns`` variants take and
+give nanoseconds directly. ``now()`` is ``now_ns() / 1e9``: it is monotone in
+``now_ns()``, so comparisons made in seconds agree with those made in nanoseconds.
 """
 
 from __future__ import annotations
@@ -15,9 +19,31 @@ from __future__ import annotations
 import math
 import threading
 import time
+from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "FakeClock", "RealClock", "check_duration"]
+__all__ = ["NS_PER_SECOND", "Clock", "FakeClock", "RealClock", "check_duration", "to_ns"]
+
+#: Nanoseconds in a second.
+NS_PER_SECOND = 1_000_000_000
+# Below this many seconds a float times 1e9 rounds to the same integer as the exact
+# product would (the product stays far under 2**53); above it we multiply exactly.
+_FAST_LIMIT = 1 << 20
+
+
+def to_ns(seconds: float) -> int:
+    """``seconds`` as integer nanoseconds, rounded to the nearest (ties to even).
+
+    Integers and integer-valued floats convert exactly; this is the one place where a
+    float duration meets integer time. Infinite or NaN values raise.
+    """
+    if isinstance(seconds, int):
+        return seconds * NS_PER_SECOND
+    if seconds.is_integer():
+        return int(seconds) * NS_PER_SECOND
+    if -_FAST_LIMIT < seconds < _FAST_LIMIT:
+        return round(seconds * NS_PER_SECOND)
+    return round(Fraction(seconds) * NS_PER_SECOND)
 
 
 @runtime_checkable
@@ -26,6 +52,10 @@ class Clock(Protocol):
 
     def now(self) -> float:
         """The current time in seconds (monotonic)."""
+        ...
+
+    def now_ns(self) -> int:
+        """The current time in integer nanoseconds (the same scale as :meth:`now`)."""
         ...
 
     def wait_until(self, cond: threading.Condition, deadline: float | None) -> None:
@@ -46,13 +76,16 @@ class RealClock:
     """The machine's monotonic clock."""
 
     def now(self) -> float:
-        return time.monotonic()
+        return time.monotonic_ns() / NS_PER_SECOND
+
+    def now_ns(self) -> int:
+        return time.monotonic_ns()
 
     def wait_until(self, cond: threading.Condition, deadline: float | None) -> None:
         if deadline is None:
             cond.wait()
             return
-        remaining = deadline - time.monotonic()
+        remaining = deadline - time.monotonic_ns() / NS_PER_SECOND
         if remaining > 0:
             cond.wait(remaining)
 
@@ -71,30 +104,53 @@ class FakeClock:
 
     def __init__(self, start: float = 0.0) -> None:
         self._lock = threading.Lock()
-        self._now = float(start)
+        check_duration(start, "FakeClock start")
+        self._now = to_ns(start)  # integer nanoseconds
         # Conditions with a thread currently parked in wait_until/sleep, and how many
         # threads park on each. Entries leave when their last waiter returns.
         self._waiters: dict[threading.Condition, int] = {}
 
     def now(self) -> float:
-        with self._lock:
-            return self._now
+        # Reading an int attribute is atomic under the GIL; no lock needed.
+        return self._now / NS_PER_SECOND
+
+    def now_ns(self) -> int:
+        return self._now
 
     def step(self, seconds: float) -> None:
-        """Advance time by ``seconds`` (>= 0) and wake every waiter."""
+        """Advance time by ``seconds`` (>= 0, converted once by :func:`to_ns`) and wake
+        every waiter."""
         check_duration(seconds, "step")
         if seconds < 0:
             raise ValueError(f"FakeClock cannot go backwards (step {seconds!r})")
+        self.step_ns(to_ns(seconds))
+
+    def step_ns(self, ns: int) -> None:
+        """Advance time by ``ns`` nanoseconds (>= 0) and wake every waiter."""
+        if ns < 0:
+            raise ValueError(f"FakeClock cannot go backwards (step {ns!r} ns)")
         with self._lock:
-            self._now += seconds
+            self._now += ns
         self._wake_all()
 
     def set_time(self, t: float) -> None:
-        """Jump to absolute time ``t`` (never backwards) and wake every waiter."""
+        """Jump to absolute time ``t`` seconds (never backwards) and wake every waiter.
+
+        Lands on the first nanosecond whose ``now()`` is ``>= t``, so a float deadline
+        set this way counts as reached (``t = n / 1e9`` still lands exactly on ``n``).
+        """
+        check_duration(t, "set_time")
+        ns = to_ns(t)
+        if ns / NS_PER_SECOND < t:
+            ns += 1
+        self.set_time_ns(ns)
+
+    def set_time_ns(self, t: int) -> None:
+        """Jump to absolute time ``t`` nanoseconds (never backwards); wake every waiter."""
         with self._lock:
             if t < self._now:
-                raise ValueError(f"FakeClock cannot go backwards ({t!r} < {self._now!r})")
-            self._now = float(t)
+                raise ValueError(f"FakeClock cannot go backwards ({t!r} < {self._now!r} ns)")
+            self._now = t
         self._wake_all()
 
     def _wake_all(self) -> None:
@@ -108,7 +164,7 @@ class FakeClock:
         # The caller holds ``cond``: a step() that lands between our deadline check and
         # cond.wait() must take ``cond`` to notify, so it cannot slip through unseen.
         with self._lock:
-            if deadline is not None and self._now >= deadline:
+            if deadline is not None and self._now / NS_PER_SECOND >= deadline:
                 return
             self._waiters[cond] = self._waiters.get(cond, 0) + 1
         try:
@@ -124,8 +180,9 @@ class FakeClock:
     def sleep(self, seconds: float) -> None:
         cond = threading.Condition()
         with cond:
-            deadline = self.now() + seconds
-            while self.now() < deadline:
+            deadline_ns = self._now + to_ns(seconds)
+            deadline = deadline_ns / NS_PER_SECOND
+            while self._now < deadline_ns:
                 self.wait_until(cond, deadline)
 
     def has_waiters(self) -> bool:

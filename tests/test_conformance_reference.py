@@ -63,7 +63,7 @@ def delaying_with_tie() -> ReferenceDriver:
     return driver
 
 
-def test_unsteered_driver_fires_earliest_first_then_in_insertion_order() -> None:
+def test_unsteered_driver_fires_earliest_first_then_in_heap_order() -> None:
     driver = delaying_with_tie()
     got = [call(driver, 10 + i, "get_nowait") for i in range(4)]
     assert got == [
@@ -84,6 +84,51 @@ def test_steering_accepts_any_order_of_simultaneous_deadlines_only() -> None:
     chosen = {"id": 9, "result": {"kind": "item", "item": "b"}}
     assert driver.handle(request, chosen)["result"] == {"kind": "item", "item": "b"}
     assert driver.handle(request)["result"] == {"kind": "item", "item": "a"}
+
+
+def test_reference_declares_heap_order_and_the_client_go_tie_order() -> None:
+    hello = ReferenceDriver().handle({"id": 0, "op": "hello", "protocol": 2})["result"]
+    assert hello["components"]["delaying_queue"]["heap_order"] is True
+    assert hello["components"]["rate_limiting_queue"]["heap_order"] is True
+    driver = ReferenceDriver()
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
+    for rid, item in enumerate("abc", start=2):
+        call(driver, rid, "add_after", item=item, delay=0.010)
+    driver.handle({"id": 5, "op": "advance", "seconds": 0.009})
+    driver.handle({"id": 6, "op": "advance", "seconds": 0.001})  # exactly 10 ms in ns
+    got = [call(driver, 10 + i, "get_nowait") for i in range(3)]
+    assert got == [{"kind": "item", "item": x} for x in "acb"]
+
+
+def test_declared_heap_order_is_compared_exactly() -> None:
+    driver = ReferenceDriver(steered=True)
+    driver.heap_order = frozenset({"delaying_queue"})
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
+    call(driver, 2, "add_after", item="a", delay=0.005)
+    call(driver, 3, "add_after", item="b", delay=0.005)
+    call(driver, 4, "add_after", item="c", delay=0.001)
+    driver.handle({"id": 5, "op": "advance", "seconds": 0.005})
+    request = {"id": 9, "op": "call", "instance": "q", "method": "get_nowait", "args": {}}
+    assert driver.handle(request)["result"] == {"kind": "item", "item": "c"}
+    # a and b fell due together, but the adapter promised client-go's heap: b is wrong.
+    chosen = {"id": 9, "result": {"kind": "item", "item": "b"}}
+    assert driver.handle(request, chosen)["result"] == {"kind": "item", "item": "a"}
+
+
+def test_harness_reads_heap_order_from_hello() -> None:
+    from refimpl.conformance.runner import RunContext
+
+    ctx = RunContext.__new__(RunContext)
+    ctx.hello = {
+        "components": {
+            "queue": {"heap_order": True},
+            "delaying_queue": {"heap_order": True},
+            "rate_limiting_queue": {"heap_order": "yes"},
+        }
+    }
+    assert ctx.heap_order() == frozenset({"delaying_queue"})
+    ctx.hello = {"components": {}}
+    assert ctx.heap_order() == frozenset()
 
 
 def test_driver_answers_malformed_requests_in_protocol() -> None:

@@ -18,7 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from refimpl.clock import FakeClock
+from refimpl.clock import FakeClock, to_ns
 from refimpl.workqueue import MAX_WAIT, DelayingCore, DelayingQueue, Queue
 from refimpl.workqueue.core import QueueCore
 
@@ -34,21 +34,85 @@ ITEMS = st.sampled_from("abcde")
 # -- DelayingCore + QueueCore on explicit times ------------------------------------------
 
 
-class DelayingMachine(RuleBasedStateMachine):
-    """Waiting room and queue on explicit times in half seconds (many ties on purpose).
+MS = 1_000_000  # nanoseconds
+HALF = 500 * MS
 
-    Model: item -> (ready_at, order), where ``order`` is the sequence number of the
-    insert that set the current ready time; due items leave by (ready_at, order).
-    The queue side uses the dirty/processing rules of section 1.1.
-    """
+
+class GoHeapModel:
+    """An independent, deliberately plain transcription of Go's ``container/heap``
+    (``Push``/``Pop``/``Fix``, ``up``/``down``) over ``[ready_at, item]`` pairs, plus
+    client-go's ``insert`` and its waiting loop's peek-and-pop. Positions are found by
+    searching the list, not tracked, so it shares no bookkeeping with DelayingCore."""
+
+    def __init__(self) -> None:
+        self.h: list[list[Any]] = []
+
+    def less(self, i: int, j: int) -> bool:
+        return bool(self.h[i][0] < self.h[j][0])
+
+    def swap(self, i: int, j: int) -> None:
+        self.h[i], self.h[j] = self.h[j], self.h[i]
+
+    def up(self, j: int) -> None:
+        while True:
+            i = int((j - 1) / 2)  # Go's integer division truncates toward zero
+            if i == j or not self.less(j, i):
+                break
+            self.swap(i, j)
+            j = i
+
+    def down(self, i0: int, n: int) -> bool:
+        i = i0
+        while True:
+            j1 = 2 * i + 1
+            if j1 >= n:
+                break
+            j = j1
+            j2 = j1 + 1
+            if j2 < n and self.less(j2, j1):
+                j = j2
+            if not self.less(j, i):
+                break
+            self.swap(i, j)
+            i = j
+        return i > i0
+
+    def insert(self, item: str, ready_at: int) -> None:
+        for i, (when, x) in enumerate(self.h):
+            if x == item:
+                if when > ready_at:
+                    self.h[i][0] = ready_at
+                    if not self.down(i, len(self.h)):
+                        self.up(i)
+                return
+        self.h.append([ready_at, item])
+        self.up(len(self.h) - 1)
+
+    def release(self, now: int) -> list[str]:
+        out: list[str] = []
+        while self.h and not self.h[0][0] > now:
+            n = len(self.h) - 1
+            self.swap(0, n)
+            self.down(0, n)
+            out.append(self.h.pop()[1])
+        return out
+
+    def ready_times(self) -> dict[str, int]:
+        return {x: when for when, x in self.h}
+
+
+class DelayingMachine(RuleBasedStateMachine):
+    """Waiting room and queue on explicit integer-nanosecond times in steps of half a
+    second (many ties on purpose). The waiting room's model is :class:`GoHeapModel`: due
+    items must leave in exactly the order Go's heap gives. The queue side uses the
+    dirty/processing rules of section 1.1."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.now = 0.0
+        self.now = 0
         self.core: DelayingCore[str] = DelayingCore()
         self.queue: QueueCore[str] = QueueCore()
-        self.waiting: dict[str, tuple[float, int]] = {}
-        self.order = 0
+        self.model = GoHeapModel()
         self.m_queue: list[str] = []
         self.m_dirty: set[str] = set()
         self.m_processing: set[str] = set()
@@ -62,29 +126,23 @@ class DelayingMachine(RuleBasedStateMachine):
 
     @rule(x=ITEMS, halves=st.integers(min_value=0, max_value=12))
     def insert(self, x: str, halves: int) -> None:
-        ready = self.now + halves / 2
-        earliest_before = min((r for r, _ in self.waiting.values()), default=None)
-        current = self.waiting.get(x)
+        ready = self.now + halves * HALF
+        waiting = self.model.ready_times()
+        earliest_before = min(waiting.values(), default=None)
+        current = waiting.get(x)
         changed = self.core.insert(x, ready)
-        if current is not None and current[0] <= ready:
+        self.model.insert(x, ready)
+        if current is not None and current <= ready:
             # Already waiting with an earlier (or equal) time: the new record is dropped.
             assert changed is False
             return
-        self.order += 1
-        self.waiting[x] = (ready, self.order)
         assert changed == (earliest_before is None or ready < earliest_before)
 
     @rule(halves=st.integers(min_value=0, max_value=8))
     def advance(self, halves: int) -> None:
-        self.now += halves / 2
+        self.now += halves * HALF
         due = self.core.pop_due(self.now)
-        expected = sorted(
-            (entry for entry in self.waiting.items() if entry[1][0] <= self.now),
-            key=lambda entry: entry[1],
-        )
-        assert due == [x for x, _ in expected]
-        for x, _ in expected:
-            del self.waiting[x]
+        assert due == self.model.release(self.now)
         for x in due:
             self.queue.add(x)
             self._model_add(x)
@@ -108,16 +166,18 @@ class DelayingMachine(RuleBasedStateMachine):
 
     @invariant()
     def waiting_room_matches_model(self) -> None:
-        assert {x: r for x, (r, _) in self.core.waiting.items()} == {
-            x: r for x, (r, _) in self.waiting.items()
-        }
-        assert len(self.core) == len(self.waiting)
-        assert self.core.next_ready_at() == min((r for r, _ in self.waiting.values()), default=None)
+        waiting = self.model.ready_times()
+        assert self.core.ready_times() == waiting
+        assert len(self.core) == len(waiting)
+        assert self.core.next_ready_at() == min(waiting.values(), default=None)
+        # The heap itself, slot for slot, and the entries' recorded positions.
+        assert [(e.ready_at, e.item) for e in self.core._heap] == [tuple(e) for e in self.model.h]
+        assert all(self.core._heap[e.index] is e for e in self.core.waiting.values())
 
     @invariant()
     def nothing_overdue_is_left_waiting(self) -> None:
         # Everything due at the last pop_due left; later inserts are never in the past.
-        assert all(r >= self.now for r, _ in self.waiting.values())
+        assert all(r >= self.now for r in self.model.ready_times().values())
 
     @invariant()
     def queue_matches_model(self) -> None:
@@ -130,39 +190,74 @@ TestDelayingMachine = DelayingMachine.TestCase
 TestDelayingMachine.settings = settings(max_examples=200, stateful_step_count=50, deadline=None)
 
 
-def test_core_equal_times_leave_in_insertion_order() -> None:
+@pytest.mark.parametrize("seed", [12, 1207, 80_512])
+def test_core_release_order_equals_go_heap_on_long_random_runs(seed: int) -> None:
+    """Longer add_after/advance sequences than the state machine reaches (seed fixed)."""
+    rng = random.Random(seed)
     core: DelayingCore[str] = DelayingCore()
+    model = GoHeapModel()
+    now = 0
+    for step in range(3000):
+        if rng.random() < 0.6:
+            x = rng.choice("abcdefghijklmnop")
+            ready = now + rng.choice([1, 2, 2, 3, 5, 8]) * MS
+            core.insert(x, ready)
+            model.insert(x, ready)
+        else:
+            now += rng.choice([0, 1, 2, 3]) * MS
+            assert core.pop_due(now) == model.release(now), f"seed={seed} step={step}"
+
+
+def test_core_equal_times_leave_in_go_heap_order() -> None:
+    # client-go: AddAfter a, b, c with one deadline; the heap gives a, c, b.
+    core: DelayingCore[str] = DelayingCore()
+    for x in ["a", "b", "c"]:
+        core.insert(x, 10 * MS)
+    assert core.pop_due(10 * MS) == ["a", "c", "b"]
     for x in ["c", "a", "b"]:
-        core.insert(x, 5.0)
-    core.insert("z", 4.0)
-    assert core.pop_due(3.999) == []
-    assert core.pop_due(4.999) == ["z"]
-    assert core.pop_due(5.0) == ["c", "a", "b"]
-    assert core.pop_due(100.0) == []
+        core.insert(x, 5 * MS)
+    core.insert("z", 4 * MS)
+    assert core.pop_due(4 * MS - 1) == []
+    assert core.pop_due(5 * MS - 1) == ["z"]
+    # Inserted c, a, b; z's sift-up and pop reshuffle the ties.
+    assert core.pop_due(5 * MS) == ["a", "b", "c"]
+    assert core.pop_due(100 * MS) == []
+
+
+def test_core_earlier_deadline_moves_the_entry_in_place() -> None:
+    # heap.Fix moves b where it already sits instead of re-pushing it, so b (last to get
+    # 10 ms) leaves second; re-sequencing it as a new entry would make it leave last.
+    core: DelayingCore[str] = DelayingCore()
+    model = GoHeapModel()
+    for x, at in [("a", 10), ("b", 20), ("c", 10), ("d", 10), ("b", 10)]:
+        core.insert(x, at * MS)
+        model.insert(x, at * MS)
+    expected = model.release(10 * MS)
+    assert core.pop_due(10 * MS) == expected == ["a", "b", "c", "d"]
 
 
 def test_core_earliest_wins_and_fires_once() -> None:
     core: DelayingCore[str] = DelayingCore()
-    assert core.insert("x", 0.050) is True
-    assert core.insert("x", 0.070) is False
-    assert core.waiting["x"][0] == 0.050
-    assert core.insert("x", 0.030) is True
-    assert core.next_ready_at() == 0.030
-    assert core.pop_due(0.029) == []
-    assert core.pop_due(0.030) == ["x"]
-    # The superseded 50 ms entry must not fire a second time.
-    assert core.pop_due(1.0) == []
+    assert core.insert("x", 50 * MS) is True
+    assert core.insert("x", 70 * MS) is False
+    assert core.waiting["x"].ready_at == 50 * MS
+    assert core.insert("x", 30 * MS) is True
+    assert core.next_ready_at() == 30 * MS
+    assert core.pop_due(29 * MS) == []
+    assert core.pop_due(30 * MS) == ["x"]
+    # The moved entry must not fire a second time.
+    assert core.pop_due(1000 * MS) == []
     assert core.next_ready_at() is None
     assert len(core) == 0
 
 
 def test_core_clear_drops_everything() -> None:
     core: DelayingCore[int] = DelayingCore()
-    core.insert(1, 1.0)
-    core.insert(2, 2.0)
+    core.insert(1, 1000 * MS)
+    core.insert(2, 2000 * MS)
     core.clear()
     assert len(core) == 0
-    assert core.pop_due(10.0) == []
+    assert core.pop_due(10_000 * MS) == []
 
 
 # -- the threaded DelayingQueue with a FakeClock -------------------------------------------
@@ -215,7 +310,7 @@ def test_nothing_fires_early(
     assert dq.queue.snapshot()[0] == ["sentinel", "x"]
 
 
-def test_equal_ready_times_are_released_in_insertion_order(
+def test_equal_ready_times_are_released_in_go_heap_order(
     fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
 ) -> None:
     dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
@@ -225,7 +320,31 @@ def test_equal_ready_times_are_released_in_insertion_order(
     dq.add_after("first", 1.0)
     fake_clock.step(5.0)
     eventually(lambda: len(dq) == 5, "all released")
-    assert [dq.get()[0] for _ in range(5)] == ["first", "c", "a", "d", "b"]
+    # Insertion order would be c, a, d, b; client-go's heap hands them out like this.
+    assert [dq.get()[0] for _ in range(5)] == ["first", "a", "b", "d", "c"]
+
+
+def test_issue_12_equal_deadlines_leave_as_in_client_go(
+    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+) -> None:
+    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
+    shut_down_later(dq)
+    for x in "abc":
+        dq.add_after(x, 0.010)
+    fake_clock.step(0.010)
+    eventually(lambda: len(dq) == 3, "all released")
+    assert [dq.get()[0] for _ in range(3)] == ["a", "c", "b"]
+
+
+def test_issue_12_nine_then_one_millisecond_reach_a_ten_millisecond_deadline(
+    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+) -> None:
+    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
+    shut_down_later(dq)
+    dq.add_after("a", 0.010)
+    fake_clock.step(0.009)
+    fake_clock.step(0.001)  # 0.009 + 0.001 < 0.01 in floats; exactly 10 ms in ns
+    eventually(lambda: len(dq) == 1, "a released at exactly 10 ms")
 
 
 @pytest.mark.parametrize(
@@ -387,7 +506,7 @@ def test_random_add_after_and_steps_match_the_core(
             if delay <= 0:
                 ref_queue.add(x)
             else:
-                ref_wait.insert(x, fake_clock.now() + delay)
+                ref_wait.insert(x, fake_clock.now_ns() + to_ns(delay))
         elif op < 0.65 and ref_queue.can_get():
             expected = ref_queue.get()
             assert expected[0] is not None
@@ -398,7 +517,7 @@ def test_random_add_after_and_steps_match_the_core(
             dq.done(item)
         else:
             fake_clock.step(rng.choice([0.25, 0.5, 1.0]))
-            for due in ref_wait.pop_due(fake_clock.now()):
+            for due in ref_wait.pop_due(fake_clock.now_ns()):
                 ref_queue.add(due)
         eventually(_settled(dq, fake_clock), f"timer caught up (seed={seed} step={step})")
         queue, dirty, processing = dq.queue.snapshot()
@@ -409,6 +528,41 @@ def test_random_add_after_and_steps_match_the_core(
 
 
 # -- the fake clock the shells rely on ---------------------------------------------------
+
+
+def test_fake_clock_keeps_integer_nanoseconds() -> None:
+    # Every pair of millisecond steps that adds up to a deadline reaches it exactly
+    # (with float seconds, 0.009 + 0.001 and 0.007 + 0.003 fall short of 0.01).
+    for total in range(1, 101):
+        for first in range(total + 1):
+            clock = FakeClock(0.0)
+            clock.step(first / 1000)
+            clock.step((total - first) / 1000)
+            assert clock.now_ns() == total * 1_000_000, (first, total)
+            assert clock.now() == total / 1000, (first, total)
+    clock = FakeClock(0.5)
+    clock.step_ns(1)
+    clock.set_time_ns(clock.now_ns() + 2)
+    assert clock.now_ns() == 500_000_003
+
+
+def test_fake_clock_set_time_reaches_a_float_deadline() -> None:
+    clock = FakeClock(0.0)
+    for t in (0.1 + 0.2, 1 / 3, 2.000_000_000_5, 7.0):
+        clock.set_time(t)
+        assert clock.now() >= t
+    clock.set_time(12_345_678_901 / 1e9)  # an exact nanosecond time lands on itself
+    assert clock.now_ns() == 12_345_678_901
+
+
+def test_to_ns_rounds_to_the_nearest_nanosecond() -> None:
+    assert to_ns(0.009) == 9_000_000
+    assert to_ns(1e-9) == 1
+    assert to_ns(0.4e-9) == 0
+    assert to_ns(3) == 3_000_000_000
+    assert to_ns(123_456_789.0) == 123_456_789_000_000_000
+    assert to_ns(4_000_000.000_000_1) == 4_000_000_000_000_100  # beyond the float fast path
+    assert to_ns(-0.25) == -250_000_000
 
 
 def test_fake_clock_wakes_a_waiter_when_stepped_past_its_deadline(in_thread: InThread) -> None:

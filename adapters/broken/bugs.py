@@ -187,16 +187,19 @@ class RingGrowsOutOfOrder:
 class LaterAddAfterWins(DelayingCore[Item]):
     """A repeated AddAfter replaces the ready time even when it is later."""
 
-    def insert(self, item: Item, ready_at: float) -> bool:
-        if item in self.waiting:
-            del self.waiting[item]
+    def insert(self, item: Item, ready_at: int) -> bool:
+        existing = self.waiting.get(item)
+        if existing is not None and ready_at > existing.ready_at:
+            existing.ready_at = ready_at
+            self._fix(existing.index)
+            return True
         return super().insert(item, ready_at)
 
 
 class FiresLate(DelayingCore[Item]):
     """An entry fires only once the clock is strictly past its ready time."""
 
-    def pop_due(self, now: float) -> list[Item]:
+    def pop_due(self, now: int) -> list[Item]:
         return super().pop_due(now - 1)  # one nanosecond early is "not yet"
 
 
@@ -205,15 +208,15 @@ class NoDedupWaiting(DelayingCore[Item]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.extra: list[tuple[float, Item]] = []
+        self.extra: list[tuple[int, Item]] = []
 
-    def insert(self, item: Item, ready_at: float) -> bool:
+    def insert(self, item: Item, ready_at: int) -> bool:
         if item in self.waiting:
             self.extra.append((ready_at, item))
             return False
         return super().insert(item, ready_at)
 
-    def pop_due(self, now: float) -> list[Item]:
+    def pop_due(self, now: int) -> list[Item]:
         due = super().pop_due(now)
         late = sorted(e for e in self.extra if e[0] <= now)
         self.extra = [e for e in self.extra if e[0] > now]
@@ -230,7 +233,7 @@ class NonPositiveDelayWaits(WorkqueueComponent):
     def add_after_ns(self, item: Item, delay_ns: int) -> None:
         if self.q.core.shutting_down:
             return
-        self.q.waiting.insert(item, self.clock.now() + max(delay_ns, 0))
+        self.q.waiting.insert(item, self.now_ns() + max(delay_ns, 0))
 
 
 # --------------------------------------------------------------------------- limiters

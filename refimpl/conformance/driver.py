@@ -8,10 +8,12 @@ client-go file itself; it composes the cores that port ``util/workqueue`` (``Que
 ``DelayingCore``, the rate limiters, as :class:`~refimpl.workqueue.virtual.VirtualRateLimitingQueue`
 does) and refines ``spec/WorkQueue.tla`` through them.
 
-The harness runs it in-process and *steers* it where client-go leaves a choice open:
-items that become ready at the same instant in one ``advance`` may be queued in any
-order (Go's heap does not order equal deadlines), so a ``get_nowait`` may answer any
-of them; the reference then follows the adapter's choice. The reference adapter process
+The harness runs it in-process and *steers* it where an adapter may choose: items that
+become ready at the same instant in one ``advance`` leave client-go's heap in an order
+fixed by its sift-up/sift-down (refimpl's DelayingCore reproduces it), but other
+implementations need not keep a Go-shaped heap, so unless the adapter declares
+``"heap_order": true`` for the component a ``get_nowait`` may answer any of them and
+the reference then follows the adapter's choice. The reference adapter process
 (:mod:`refimpl.conformance.reference_adapter`) runs the same driver unsteered.
 """
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from refimpl import __version__
-from refimpl.clock import Clock, FakeClock
+from refimpl.clock import Clock, FakeClock, to_ns
 from refimpl.conformance.cache_driver import (
     INDEX_FUNCS,
     CacheParts,
@@ -83,6 +85,9 @@ class SecondsClock:
 
     def now(self) -> float:
         return self._ns.now() / NS
+
+    def now_ns(self) -> int:
+        return to_ns(self.now())
 
     def wait_until(self, cond: threading.Condition, deadline: float | None) -> None:
         raise NotImplementedError("the conformance driver never waits")
@@ -221,9 +226,12 @@ class WorkqueueComponent(Component):
         self.q.core = parts.queue_core()
         self.q.waiting = parts.delaying_core()
         self.limiter = limiter
+        #: The adapter declared ``heap_order``: equal deadlines leave in client-go's heap
+        #: order, compared exactly (ReferenceDriver.build sets it).
+        self.exact_ties = False
         #: Queued item -> tie group: items that became ready at the same instant in one
-        #: advance and were queued together. Their relative order is unspecified in
-        #: client-go, so get_nowait may hand out any member at the head.
+        #: advance and were queued together. Unless ``exact_ties``, an adapter may hand
+        #: them out in any order, so get_nowait may answer any member at the head.
         self.tie_group: dict[Item, int] = {}
         self._next_group = 0
 
@@ -242,8 +250,8 @@ class WorkqueueComponent(Component):
             f"processing={{{', '.join(sorted(core.processing))}}}",
         ]
         if self.methods != COMPONENTS["queue"]:
-            waiting = sorted(self.q.waiting.waiting.items(), key=lambda kv: kv[1])
-            shown = ", ".join(f"{item} in {(at - now) / NS:g}s" for item, (at, _) in waiting)
+            waiting = sorted(self.q.waiting.ready_times().items(), key=lambda kv: kv[1])
+            shown = ", ".join(f"{item} in {(at - now) / NS:g}s" for item, at in waiting)
             parts.append(f"waiting={{{shown}}}")
         if core.shutting_down:
             parts.append("shutting down")
@@ -263,7 +271,7 @@ class WorkqueueComponent(Component):
             return []
         head = next(iter(queue))
         group = self.tie_group.get(head)
-        if group is None:
+        if group is None or self.exact_ties:
             return [head]
         return [x for x in queue if self.tie_group.get(x) == group]
 
@@ -300,21 +308,33 @@ class WorkqueueComponent(Component):
         item = _item(args)
         self.add_after_ns(item, seconds_to_ns(args.get("delay"), "args.delay"))
 
+    def now_ns(self) -> int:
+        """The driver's clock counts nanoseconds as its seconds (exact below 2**53)."""
+        return round(self.clock.now())
+
     def add_after_ns(self, item: Item, delay_ns: int) -> None:
-        self.q.add_after(item, float(delay_ns))
+        # VirtualRateLimitingQueue.add_after with the delay already in nanoseconds;
+        # the waiting room holds the driver's nanoseconds directly.
+        q = self.q
+        if q.core.shutting_down:
+            return
+        if delay_ns <= 0:
+            q.core.add(item)
+        else:
+            q.waiting.insert(item, self.now_ns() + delay_ns)
 
     def after_advance(self) -> None:
         core = self.q.core
         if core.shutting_down:
             return
-        ready_at = dict(self.q.waiting.waiting)
-        due = self.q.waiting.pop_due(self.clock.now())
+        ready_at = self.q.waiting.ready_times()
+        due = self.q.waiting.pop_due(self.now_ns())
         run: list[Item] = []
-        run_time: float | None = None
+        run_time: int | None = None
         for item in due:
             if not core.add(item):
                 continue
-            when = ready_at[item][0]
+            when = ready_at[item]
             if when != run_time:
                 self._close_run(run)
                 run, run_time = [], when
@@ -396,6 +416,9 @@ class ReferenceDriver:
         self.clock = FakeClock(0.0)
         self.instances: dict[str, Component] = {}
         self.protocol = PROTOCOL_VERSION
+        #: Work queue components whose adapter declared ``heap_order``: the harness
+        #: compares their equal-deadline order exactly (see WorkqueueComponent).
+        self.heap_order: frozenset[str] = frozenset()
 
     def capabilities(self, protocol: int = PROTOCOL_VERSION) -> dict[str, Any]:
         limiters = sorted(LIMITERS)
@@ -404,6 +427,9 @@ class ReferenceDriver:
             for name in ("queue", "delaying_queue", "rate_limiting_queue", "rate_limiter")
         }
         components["rate_limiting_queue"]["limiters"] = limiters
+        # DelayingCore is client-go's container/heap: equal deadlines in its exact order.
+        components["delaying_queue"]["heap_order"] = True
+        components["rate_limiting_queue"]["heap_order"] = True
         components["rate_limiter"]["limiters"] = limiters
         components["store"] = {
             "methods": list(COMPONENTS["store"]),
@@ -499,12 +525,14 @@ class ReferenceDriver:
 
     def build(self, component: Any, options: dict[str, Any]) -> Component:
         seconds = SecondsClock(self.clock)
-        if component in ("queue", "delaying_queue"):
-            return self.parts.workqueue_component(component, self.clock, None, self.parts)
-        if component == "rate_limiting_queue":
-            spec = options.get("limiter", {"name": "default_controller"})
-            limiter = self.parts.limiter(spec, seconds)
-            return self.parts.workqueue_component(component, self.clock, limiter, self.parts)
+        if component in ("queue", "delaying_queue", "rate_limiting_queue"):
+            limiter = None
+            if component == "rate_limiting_queue":
+                spec = options.get("limiter", {"name": "default_controller"})
+                limiter = self.parts.limiter(spec, seconds)
+            queue = self.parts.workqueue_component(component, self.clock, limiter, self.parts)
+            queue.exact_ties = component in self.heap_order
+            return queue
         if component == "rate_limiter":
             spec = options.get("limiter", {"name": "default_controller"})
             return RateLimiterComponent(self.parts.limiter(spec, seconds))

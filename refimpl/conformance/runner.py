@@ -148,6 +148,7 @@ class Example:
         self.component = component
         self.ref = ReferenceDriver(steered=True)
         self.ref.protocol = ctx.protocol
+        self.ref.heap_order = ctx.heap_order()
         self.trace: list[Step] = []
         self.checker = AnswerChecker()
         self.informer_checker = InformerChecker()
@@ -291,6 +292,15 @@ class RunContext:
         caps = self.hello.get("components", {}).get(component, {})
         modes = caps.get("behaves_like") if isinstance(caps, dict) else None
         return [m for m in modes if isinstance(m, str)] if isinstance(modes, list) else []
+
+    def heap_order(self) -> frozenset[str]:
+        """Work queue components the adapter says follow client-go's delay heap exactly."""
+        components = self.hello.get("components", {})
+        return frozenset(
+            name
+            for name in ("delaying_queue", "rate_limiting_queue")
+            if isinstance(components.get(name), dict) and components[name].get("heap_order") is True
+        )
 
     def start_adapter(self) -> dict[str, Any]:
         self.adapter.close()

@@ -27,7 +27,7 @@ from refimpl.cache.processor import (
 )
 from refimpl.cache.reflector import WaitUntil
 from refimpl.cache.shared_informer import FifoMode
-from refimpl.clock import FakeClock
+from refimpl.clock import NS_PER_SECOND, FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.choosers import Chooser, SeededChooser
 from refimpl.sim.controllers import ControllerLogic, Worker, Write
@@ -987,7 +987,9 @@ class Simulator:
             state["queue"] = list(core.queue)
             state["dirty"] = sorted(core.dirty)
             state["processing"] = sorted(core.processing)
-            state["waiting"] = {k: round(t, 6) for k, (t, _) in queue.waiting.waiting.items()}
+            state["waiting"] = {
+                k: round(t / NS_PER_SECOND, 6) for k, t in queue.waiting.ready_times().items()
+            }
         if proc.recorder is not None:
             state["spec"] = spec_fields(
                 self.world.writes, spec_phase(inf, self._refused), proc.recorder

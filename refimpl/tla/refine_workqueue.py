@@ -120,7 +120,7 @@ class WorkQueueMapping:
         delaying: DelayingCore[Key] = DelayingCore()
         for key in sorted(_keys(state["waiting"], "waiting")):
             # The key about to fire is due at time 0, every other one later.
-            delaying.insert(key, 0.0 if key == due else 1.0)
+            delaying.insert(key, 0 if key == due else 1)
         holding = state["holding"]
         if not isinstance(holding, Fn):
             raise TypeError(f"spec variable holding should be a function, got {holding!r}")
@@ -145,12 +145,12 @@ class WorkQueueMapping:
 
             w = self.world(state)
             if not w.core.shutting_down:
-                w.delaying.insert(key, 1.0)
+                w.delaying.insert(key, 1)
                 emit("AddAfter", (key,), w)
 
             if key in _keys(state["waiting"], "waiting"):
                 w = self.world(state, due=key)
-                fired = w.delaying.pop_due(0.0)
+                fired = w.delaying.pop_due(0)
                 if fired != [key]:
                     raise AssertionError(f"delaying core fired {fired}, expected [{key!r}]")
                 w.core.add(key)

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from refimpl.clock import Clock, RealClock
+from refimpl.clock import NS_PER_SECOND, Clock, RealClock, to_ns
 from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
 from refimpl.workqueue.metrics import MetricsProvider, RetryMetrics
 from refimpl.workqueue.queue import Queue
@@ -30,6 +30,7 @@ T = TypeVar("T", bound=Hashable)
 
 #: The waiting loop wakes at least this often even if no timer fires (client-go: 10 s).
 MAX_WAIT = 10.0
+_MAX_WAIT_NS = to_ns(MAX_WAIT)
 
 
 class DelayingQueue(Generic[T]):
@@ -67,7 +68,8 @@ class DelayingQueue(Generic[T]):
         """Add ``item`` once ``delay`` seconds have passed on this queue's clock.
 
         ``delay <= 0`` adds at once. If ``item`` is already waiting, the earlier ready
-        time wins. Ignored after shutdown. NaN or +inf delays raise ``ValueError``.
+        time wins. Ignored after shutdown. NaN or +inf delays raise ``ValueError``. The
+        delay is converted once to integer nanoseconds (:func:`refimpl.clock.to_ns`).
         """
         check_add_after(item, delay)
         if self.queue.shutting_down():
@@ -77,16 +79,18 @@ class DelayingQueue(Generic[T]):
         if delay <= 0:
             self.queue.add(item)
             return
+        delay_ns = to_ns(delay)
         with self._cond:
             if self._stopped:
                 return  # client-go drops the record once stopCh is closed
-            if self._core.insert(item, self._clock.now() + delay):
+            if self._core.insert(item, self._clock.now_ns() + delay_ns):
                 self._cond.notify()
 
     def waiting(self) -> dict[T, float]:
-        """Items waiting and their ready times (a copy, for tests and the tour)."""
+        """Items waiting and their ready times in seconds (a copy, for tests and the
+        tour)."""
         with self._cond:
-            return {item: ready for item, (ready, _) in self._core.waiting.items()}
+            return {item: ready / NS_PER_SECOND for item, ready in self._core.ready_times().items()}
 
     def _waiting_loop(self) -> None:
         clock = self._clock
@@ -94,14 +98,16 @@ class DelayingQueue(Generic[T]):
             while not self._stopped:
                 if self.queue.shutting_down():
                     break
-                now = clock.now()
+                now = clock.now_ns()
                 for item in self._core.pop_due(now):
                     self.queue.add(item)
                 next_ready = self._core.next_ready_at()
-                deadline = now + MAX_WAIT
+                deadline = now + _MAX_WAIT_NS
                 if next_ready is not None and next_ready < deadline:
                     deadline = next_ready
-                clock.wait_until(self._cond, deadline)
+                # Clocks wait in seconds; ns / 1e9 is monotone, so the clock's own
+                # "now >= deadline" agrees with ours in nanoseconds.
+                clock.wait_until(self._cond, deadline / NS_PER_SECOND)
             self._core.clear()
 
     def _stop(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from refimpl.clock import Clock
+from refimpl.clock import NS_PER_SECOND, Clock
 
 __all__ = [
     "Counter",
@@ -151,38 +151,40 @@ class QueueMetrics(Generic[T]):
         self.work_duration = provider.new_work_duration_metric(name)
         self.unfinished_work_seconds = provider.new_unfinished_work_seconds_metric(name)
         self.longest_running_processor = provider.new_longest_running_processor_seconds_metric(name)
-        self._add_times: dict[T, float] = {}
-        self._processing_start_times: dict[T, float] = {}
+        # Start times in integer ns, as client-go keeps time.Time; durations become
+        # float seconds only when observed (Duration.Seconds()).
+        self._add_times: dict[T, int] = {}
+        self._processing_start_times: dict[T, int] = {}
 
     def add(self, item: T) -> None:
         self.adds.inc()
         self.depth.inc()
         if item not in self._add_times:
-            self._add_times[item] = self._clock.now()
+            self._add_times[item] = self._clock.now_ns()
 
     def get(self, item: T) -> None:
         self.depth.dec()
-        now = self._clock.now()
+        now = self._clock.now_ns()
         self._processing_start_times[item] = now
         start = self._add_times.pop(item, None)
         if start is not None:
-            self.latency.observe(now - start)
+            self.latency.observe((now - start) / NS_PER_SECOND)
 
     def done(self, item: T) -> None:
         start = self._processing_start_times.pop(item, None)
         if start is not None:
-            self.work_duration.observe(self._clock.now() - start)
+            self.work_duration.observe((self._clock.now_ns() - start) / NS_PER_SECOND)
 
     def update_unfinished_work(self) -> None:
-        now = self._clock.now()
-        total = 0.0
-        oldest = 0.0
+        now = self._clock.now_ns()
+        total = 0
+        oldest = 0
         for start in self._processing_start_times.values():
             age = now - start
             total += age
             oldest = max(oldest, age)
-        self.unfinished_work_seconds.set(total)
-        self.longest_running_processor.set(oldest)
+        self.unfinished_work_seconds.set(total / NS_PER_SECOND)
+        self.longest_running_processor.set(oldest / NS_PER_SECOND)
 
 
 class RetryMetrics:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TypeVar
 
-from refimpl.clock import FakeClock
+from refimpl.clock import NS_PER_SECOND, FakeClock, to_ns
 from refimpl.workqueue.core import QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
 from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
@@ -72,18 +72,32 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
         if delay <= 0:
             self.core.add(item)
         else:
-            self.waiting.insert(item, self.clock.now() + delay)
+            self.add_after_ns(item, to_ns(delay))
+
+    def add_after_ns(self, item: T, delay_ns: int) -> None:
+        """:meth:`add_after` with the delay already in integer nanoseconds."""
+        if self.core.shutting_down:
+            return
+        if delay_ns <= 0:
+            self.core.add(item)
+        else:
+            self.waiting.insert(item, self.clock.now_ns() + delay_ns)
 
     def fire_due(self) -> list[T]:
         """Add every waiting item whose time has come; return them."""
         if self.core.shutting_down:
             return []
-        due = self.waiting.pop_due(self.clock.now())
+        due = self.waiting.pop_due(self.clock.now_ns())
         for item in due:
             self.core.add(item)
         return due
 
     def next_ready_at(self) -> float | None:
+        """The next ready time in seconds (see :meth:`next_ready_at_ns`)."""
+        ready = self.waiting.next_ready_at()
+        return None if ready is None else ready / NS_PER_SECOND
+
+    def next_ready_at_ns(self) -> int | None:
         return self.waiting.next_ready_at()
 
     def advance_to_next(self) -> bool:
@@ -91,7 +105,7 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
         ready = self.waiting.next_ready_at()
         if ready is None:
             return False
-        if ready > self.clock.now():
-            self.clock.set_time(ready)
+        if ready > self.clock.now_ns():
+            self.clock.set_time_ns(ready)
         self.fire_due()
         return True
