@@ -251,7 +251,7 @@ def test_run_against_a_hanging_adapter_is_bounded_and_exits_2() -> None:
 @pytest.mark.timeout(60)
 def test_crash_on_one_method_is_shrunk_to_a_short_trace() -> None:
     # Every replay of a crashing adapter restarts it: give shrinking room for that.
-    status, text = conform("crash:shut_down", shrink_budget=15.0)
+    status, text = conform("crash:shut_down", shrink_budget=15.0, timeout=5.0)
     assert status == EXIT_ADAPTER, text
     assert "adapter crashed" in text and "simulated crash" in text
     # create, then the crashing call: nothing else is needed.
