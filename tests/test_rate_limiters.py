@@ -134,6 +134,12 @@ def test_fast_slow_with_zero_fast_attempts_is_always_slow() -> None:
     assert limiter.when("x") == 10.0
 
 
+@pytest.mark.parametrize("attempts", [-1, -5])
+def test_fast_slow_refuses_a_negative_max_fast_attempts(attempts: int) -> None:
+    with pytest.raises(ValueError, match="max_fast_attempts"):
+        ItemFastSlowRateLimiter[str](0.005, 10.0, attempts)
+
+
 # -- BucketRateLimiter ------------------------------------------------------------------------
 
 
