@@ -1,5 +1,6 @@
 """The delaying queue: DelayingCore + QueueCore on explicit times, and the threaded
-DelayingQueue driven by a FakeClock (semantics.md section 1.5).
+DelayingQueue driven by a FakeClock (client-go util/workqueue/delaying_queue.go; DQ-1 to
+DQ-7).
 
 Shell tests never sleep to let time pass: virtual time moves only by ``clock.step``;
 the only real-time waits are bounded waits for the timer thread to react.
@@ -105,7 +106,7 @@ class DelayingMachine(RuleBasedStateMachine):
     """Waiting room and queue on explicit integer-nanosecond times in steps of half a
     second (many ties on purpose). The waiting room's model is :class:`GoHeapModel`: due
     items must leave in exactly the order Go's heap gives. The queue side uses the
-    dirty/processing rules of section 1.1."""
+    dirty/processing rules of client-go's queue.go (WQ-1 to WQ-4)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -428,7 +429,7 @@ def test_timer_add_dedups_against_the_state_at_firing_time(
 def test_add_after_then_add_makes_the_item_available_at_once(
     fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
 ) -> None:
-    """semantics.md 1.9 mistake 8: the later timer add is processed again if the item
+    """DQ-5: the later timer add is processed again if the item
     is no longer dirty when it fires."""
     dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
     shut_down_later(dq)

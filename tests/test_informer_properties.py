@@ -4,9 +4,9 @@ Two complementary drivers:
 
 * the simulator with a :class:`~refimpl.sim.DataChooser`: Hypothesis picks every step --
   server writes, watch delivery, faults (drops, 410s, compaction, list/watch errors,
-  crashes), FIFO pops, which handler runs -- and the simulator's monitors check
-  semantics.md invariants 30-37 at each step; a failure shrinks to a few choices and is
-  reported with a ``refimpl sim replay ... --choices ...`` command;
+  crashes), FIFO pops, which handler runs -- and the simulator's monitors check the
+  informer promises (INF-1, INF-2, INF-3, INF-8, FIFO-7) at each step; a failure shrinks
+  to a few choices and is reported with a ``refimpl sim replay ... --choices ...`` command;
 * a RuleBasedStateMachine that drives a SimInformer over an ApiServerCore directly and
   checks it against a small model of its own (the server's states as the test wrote
   them, each handler's picture built only from what it was told).

@@ -1,4 +1,5 @@
-"""Work-queue metrics (semantics.md 1.4) with InMemoryMetricsProvider and a FakeClock.
+"""Work-queue metrics (WQ-14; client-go util/workqueue/metrics.go) with
+InMemoryMetricsProvider and a FakeClock.
 
 The queues here use a huge refresh period so the background refresh never races with
 an explicit ``update_unfinished_work()``; one test checks the refresh loop itself.

@@ -1,4 +1,5 @@
-"""Rate limiters (semantics.md 1.7) and the rate-limiting queue (1.6).
+"""Rate limiters (client-go util/workqueue/default_rate_limiters.go; RL-1 to RL-4) and the
+rate-limiting queue (rate_limiting_queue.go; RL-5 to RL-7).
 
 Expected delays are computed independently with exact fractions; the bucket runs on a
 FakeClock so refill is tested by stepping virtual time.
@@ -131,6 +132,12 @@ def test_fast_slow() -> None:
 def test_fast_slow_with_zero_fast_attempts_is_always_slow() -> None:
     limiter = ItemFastSlowRateLimiter[str](0.005, 10.0, 0)
     assert limiter.when("x") == 10.0
+
+
+@pytest.mark.parametrize("attempts", [-1, -5])
+def test_fast_slow_refuses_a_negative_max_fast_attempts(attempts: int) -> None:
+    with pytest.raises(ValueError, match="max_fast_attempts"):
+        ItemFastSlowRateLimiter[str](0.005, 10.0, attempts)
 
 
 # -- BucketRateLimiter ------------------------------------------------------------------------
@@ -316,7 +323,7 @@ def test_add_rate_limited_waits_for_the_limiters_delay(
     shut_down_later(q)
     start = fake_clock.now()
     q.add_rate_limited("x")
-    # semantics.md 1.9 mistake 7: never "now", even for the first failure.
+    # RL-5: a delayed add, never "now", even for the first failure.
     assert len(q) == 0
     assert q.waiting() == {"x": start + 1.0}
     assert q.num_requeues("x") == 1
@@ -384,7 +391,7 @@ def test_add_rate_limited_after_shut_down_still_consults_the_limiter(
 def test_canonical_worker_retries_with_backoff_then_forgets(
     fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
 ) -> None:
-    """semantics.md 1.9: get; done in finally; forget on success; add_rate_limited on error."""
+    """RL-7: get; done in finally; forget on success; add_rate_limited on error."""
     q = RateLimitingQueue[str](ItemExponentialFailureRateLimiter[str](1.0, 60.0), clock=fake_clock)
     shut_down_later(q)
     q.add("job")

@@ -196,9 +196,10 @@ def test_fifo_modes_differ_on_the_half_filled_cache(mode: str, batch: bool, expo
 def test_synced_means_the_whole_first_list_is_cached_and_a_v136_delta_window_breaks_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """semantics.md 8.6: since v1.36 informer sync follows DeltaFIFO's synced channel,
-    which closes before the last initial key is processed. Checking sync there (between
-    the pop and the processing) is caught by the monitor; the shipped order is not."""
+    """FIFO-7 (client-go tools/cache shared_informer.go HasSynced): since v1.36 informer
+    sync follows DeltaFIFO's synced channel, which closes before the last initial key is
+    processed. Checking sync there (between the pop and the processing) is caught by the
+    monitor; the shipped order is not."""
 
     class EarlySync(SimInformer):
         def pop(self) -> Any:

@@ -1,8 +1,8 @@
-"""QueueCore against an independent model of semantics.md section 1.1.
+"""QueueCore against an independent model of client-go util/workqueue/queue.go.
 
 The model is a list (hand-out order) and two sets (dirty, processing), updated by the
-rule table of section 1.1 and nothing else. A Hypothesis state machine drives the core
-and the model side by side; the examples below pin the individual table rows.
+rules of WQ-1 to WQ-9 (docs/invariants.md) and nothing else. A Hypothesis state machine
+drives the core and the model side by side; the examples below pin the individual rules.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ ITEMS = st.integers(min_value=0, max_value=6)
 
 
 class QueueModel:
-    """semantics.md 1.1, written from the table (independent of the core's code)."""
+    """queue.go's Add/Get/Done/ShutDown rules, written from WQ-1 to WQ-9 (independent of
+    the core's code)."""
 
     def __init__(self) -> None:
         self.queue: list[int] = []

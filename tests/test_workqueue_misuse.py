@@ -1,4 +1,5 @@
-"""Bad input and broken usage contracts (semantics.md 1.1 edge cases and 1.9).
+"""Bad input and broken usage contracts (edge cases of WQ-1 to WQ-14
+and the worker-loop mistakes of docs/05-the-worker-loop.md).
 
 Bad input must fail loudly and leave the queue unchanged; misuse that client-go
 tolerates must have client-go's exact consequence (including the harmful ones).
@@ -275,7 +276,7 @@ def test_worker_that_never_calls_done_leaves_the_key_stuck(in_thread: InThread) 
 
 
 def test_forget_is_not_done(fake_clock: FakeClock, in_thread: InThread) -> None:
-    """semantics.md 1.9 mistake 2: forget only clears the limiter's memory."""
+    """RL-6: forget only clears the limiter's memory."""
     q = RateLimitingQueue[str](ItemExponentialFailureRateLimiter[str](1.0, 10.0), clock=fake_clock)
     q.add("x")
     assert q.get() == ("x", False)

@@ -1,9 +1,10 @@
 """The threaded Queue shell: blocking get, wake-ups, shutdown and draining shutdown.
 
-shut_down_with_drain follows client-go's *code* (semantics.md 1.1): it waits only for
-items already handed out, returns after the last in-flight done even if that done
-re-queued the item, and a later shut_down releases it. Blocking calls run in bounded
-daemon threads; a "still blocked" check waits a short real time (never virtual time).
+shut_down_with_drain follows client-go's *code* (util/workqueue/queue.go
+ShutDownWithDrain; WQ-12): it waits only for items already handed out, returns after the
+last in-flight done even if that done re-queued the item, and a later shut_down releases
+it. Blocking calls run in bounded daemon threads; a "still blocked" check waits a short
+real time (never virtual time).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _threads_named(name: str) -> list[threading.Thread]:
 
 
 class QueueShellMachine(RuleBasedStateMachine):
-    """The locked shell must expose exactly the core's transitions (section 1.1)."""
+    """The locked shell must expose exactly the core's transitions (WQ-1 to WQ-13)."""
 
     def __init__(self) -> None:
         super().__init__()

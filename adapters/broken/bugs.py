@@ -540,7 +540,7 @@ _ALL: list[Bug] = [
         "forget-does-not-reset",
         "rate_limiter",
         "Forget does not clear the per-item failure count",
-        "mistake 3 of semantics.md 1.9 seen from the limiter side",
+        "RL-1: after Forget the next failure waits the base delay again",
         _limiters(exponential=ForgetKeeps, fast_slow=ForgetKeepsFastSlow),
     ),
     Bug(
@@ -585,7 +585,7 @@ _ALL += [
         "delta-fifo-queues-unknown-delete",
         "delta_fifo",
         "DeltaFIFO queues a delete for a key that is neither queued nor known",
-        "delta_fifo.go Delete drops it (RealFIFO forwards it; semantics.md 4.3)",
+        "delta_fifo.go Delete drops it (FIFO-4; RealFIFO forwards it, RF-2)",
         _cache(delta_fifo=DeltaFIFODeleteUnknownQueued),
     ),
     Bug(
@@ -606,7 +606,7 @@ _ALL += [
         "real-fifo-drops-unknown-delete",
         "real_fifo",
         "RealFIFO drops a delete for a key it does not know",
-        "the_real_fifo.go Delete never filters (semantics.md 4.2)",
+        "the_real_fifo.go Delete never filters (RF-2)",
         _cache(real_fifo=RealFIFODropsUnknownDelete),
     ),
     Bug(

@@ -51,7 +51,7 @@ def _is_deletion_dup(older: Delta, newer: Delta) -> Delta | None:
 
 
 class DeltaFIFOCore:
-    """The DeltaFIFO state machine (semantics.md section 3).
+    """The DeltaFIFO state machine (client-go tools/cache/delta_fifo.go; FIFO-1 to FIFO-9).
 
     Every method either completes or raises before changing ``items``/``queue``, except
     :meth:`replace` and :meth:`resync`, which (like client-go) stop at the first failing

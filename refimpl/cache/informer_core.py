@@ -9,7 +9,7 @@ thread-free part of client-go ``tools/cache/shared_informer.go`` (``sharedIndexI
 ``notifications`` the listeners' buffers, ``applied`` what ``on_applied`` reports;
 :meth:`InformerCore.process_next` is the ``Process`` action.
 
-Which FIFO (semantics.md section 0.1): ``FifoMode.REAL_ATOMIC`` is client-go's default
+Which FIFO (docs/02-inside-the-informers-queue.md): ``FifoMode.REAL_ATOMIC`` is client-go's default
 since v1.36 (RealFIFO with atomic relists/resyncs, unlock-while-processing, bookmarks
 and batch popping); ``FifoMode.REAL`` is v1.33-v1.35 (RealFIFO with the indexer as
 known objects); ``FifoMode.DELTA`` is v1.32 and before (DeltaFIFO with ``Replaced``).

@@ -100,7 +100,7 @@ def reconcile_replacement(
 
 
 class RealFIFOCore:
-    """The RealFIFO state machine (semantics.md section 4).
+    """The RealFIFO state machine (client-go tools/cache/the_real_fifo.go; RF-1 to RF-4).
 
     Construction rules (client-go panics; refimpl raises ``ValueError``): atomic mode
     must not have ``known_objects``; non-atomic mode must have them and must not ask for

@@ -212,7 +212,7 @@ class RetryWithDeadline:
 class ReflectorCore:
     """The reflector's resourceVersion bookkeeping and its decisions.
 
-    Invariants (semantics.md 11.38-39): the first list asks for RV "0"; a relist asks
+    Invariants (REF-1, REF-2): the first list asks for RV "0"; a relist asks
     for the last synced RV, or "" once that was answered 410 / too large (the flag is
     cleared by the next successful list); the last synced RV is never taken from the
     synthetic ADDED events of a watch started at ""/"0" before a non-ADDED event.

@@ -8,7 +8,7 @@ transforms objects and holds one lock around the core. Ports client-go
 ``ListAllByNamespace``). Refines ``spec/Informer.tla`` variable ``store`` (a function from
 keys to objects); the indices sit below that abstraction and are checked by tests.
 
-Index invariant (semantics.md 11.40), true after every public call returns: for every
+Index invariant (IDX-1), true after every public call returns: for every
 index ``n``, key ``k`` and value ``v``: ``k in indices[n][v]`` iff ``k in items`` and
 ``v in indexers[n](items[k])``; no value maps to an empty set.
 """

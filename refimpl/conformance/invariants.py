@@ -1,5 +1,5 @@
 """Invariants checked on the adapter's answers alone, step by step, independently of
-the reference (semantics.md section 11).
+the reference (the promises of docs/invariants.md).
 
 Owns what the answers so far imply: the items handed out and not yet done, whether
 shutdown was seen. A violation names the property, which says more than "differs from
@@ -60,9 +60,7 @@ class AnswerChecker:
         if method == "get_nowait" and isinstance(result, dict) and result.get("kind") == "item":
             item = result.get("item")
             if item in self.held and not self.misused:
-                out.append(
-                    f"exclusivity (semantics 11.2): {item!r} handed out again before done({item!r})"
-                )
+                out.append(f"exclusivity (WQ-5): {item!r} handed out again before done({item!r})")
             self.held.append(str(item))
         elif method == "done":
             item = args.get("item")
@@ -83,11 +81,11 @@ class AnswerChecker:
         elif method == "pop_nowait" and isinstance(result, dict) and result.get("kind") == "item":
             deltas = result.get("deltas")
             if not isinstance(deltas, list) or not deltas:
-                out.append(f"pop handed out an empty Deltas (semantics 11.19): {result!r}")
+                out.append(f"pop handed out an empty Deltas (FIFO-1): {result!r}")
             else:
                 types = [d.get("type") if isinstance(d, dict) else None for d in deltas]
                 if any(a == b == "Deleted" for a, b in itertools.pairwise(types)):
-                    out.append(f"two adjacent Deleted deltas not merged (11.21): {types}")
+                    out.append(f"two adjacent Deleted deltas not merged (FIFO-3): {types}")
         return out
 
 

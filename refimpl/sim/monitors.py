@@ -4,8 +4,10 @@ Each monitor watches one thing (the server's history, one informer's store, one 
 notifications) and appends violations -- strings naming the property, the step and the
 object -- to a shared :class:`Violations`; nothing here raises into the code under test
 (a handler that raised would be logged and skipped by the listener), blocks or reads a
-clock. The properties are semantics.md section 11, invariants 30-37, plus the
-controller-level ones the simulator adds; they are the invariants ``spec/Informer.tla``
+clock. The properties are the informer promises of docs/invariants.md -- INF-1 (store
+before notify), INF-2 (per-key order), INF-3 (no lost delete, no ghosts), INF-8 (nothing
+invented), FIFO-7 (synced means the first list is in) -- plus the controller-level ones
+the simulator adds (WQ-5, CTRL-2, INF-4); they are the invariants ``spec/Informer.tla``
 states over ``store``, ``pending`` and the server's ``log``.
 """
 
@@ -110,7 +112,7 @@ class History:
 class InformerMonitor:
     """Watches one informer's store writes (``SimInformer.on_applied``) and its sync.
 
-    Store-before-notify (invariant 30): when ``process_deltas`` hands a change to the
+    Store-before-notify (INF-1): when ``process_deltas`` hands a change to the
     informer -- the moment it is distributed -- the store must hold exactly that object
     (or lack a deleted key). ``version[key]`` remembers the newest change applied per
     key, so handler-time checks can tell "the store is ahead" from "behind".
@@ -163,8 +165,8 @@ class InformerMonitor:
 
 
 class HandlerRecord:
-    """What one handler was told, checked as it is told (invariants 30-31 at the
-    handler, per-key order, no phantoms), and the handler's resulting picture of the
+    """What one handler was told, checked as it is told (INF-1 at the
+    handler, INF-2 per-key order, INF-8 no phantoms), and the handler's resulting picture of the
     world (``view``) for the end-of-run checks (no lost delete, view = server)."""
 
     def __init__(

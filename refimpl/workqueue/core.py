@@ -15,8 +15,8 @@ Invariants (hold whenever every ``done(x)`` follows a ``get()`` that returned ``
 * no queued item is being processed.
 
 A stray ``done(x)`` of a queued, not-in-flight item breaks them exactly as in client-go:
-``x`` is pushed a second time and two workers can then hold it at once (semantics.md
-section 1.1; upstream PR #141079 proposes ignoring such calls).
+``x`` is pushed a second time and two workers can then hold it at once (WQ-1, WQ-5;
+client-go util/workqueue/queue.go Done; upstream PR #141079 proposes ignoring such calls).
 """
 
 from __future__ import annotations

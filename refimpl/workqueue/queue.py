@@ -10,8 +10,9 @@ Two conditions share the lock, as in CPython's ``queue.Queue``: ``_not_empty`` w
 getter per queued item (client-go's ``Signal``), ``_idle`` wakes every draining
 shutdown when the last in-flight item is done. client-go uses one ``sync.Cond`` and
 ``Signal`` for both; with two draining callers one of them could then sleep forever
-(semantics.md section 1.1, upstream PR #141079). Separate conditions make that
-impossible without changing anything a single caller can observe.
+(client-go util/workqueue/queue.go ShutDownWithDrain; WQ-12; upstream PR #141079).
+Separate conditions make that impossible without changing anything a single caller can
+observe.
 """
 
 from __future__ import annotations

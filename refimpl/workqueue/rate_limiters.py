@@ -110,11 +110,17 @@ class ItemExponentialFailureRateLimiter(_PerItemFailures[T]):
 
 
 class ItemFastSlowRateLimiter(_PerItemFailures[T]):
-    """``fast_delay`` for the first ``max_fast_attempts`` failures, then ``slow_delay``."""
+    """``fast_delay`` for the first ``max_fast_attempts`` failures, then ``slow_delay``.
+
+    A negative ``max_fast_attempts`` raises ``ValueError`` (client-go accepts it and is
+    then always slow, like 0; a negative count is a mistake, not a setting).
+    """
 
     def __init__(self, fast_delay: float, slow_delay: float, max_fast_attempts: int) -> None:
         self.fast_delay = _check_delay(fast_delay, "fast_delay")
         self.slow_delay = _check_delay(slow_delay, "slow_delay")
+        if max_fast_attempts < 0:
+            raise ValueError(f"max_fast_attempts must be >= 0, got {max_fast_attempts!r}")
         self.max_fast_attempts = max_fast_attempts
         super().__init__()
 
