@@ -213,3 +213,30 @@ def test_watch_list_caches_nothing_before_the_end_bookmark() -> None:
 def test_a_failed_watch_list_falls_back_to_a_list_at_once() -> None:
     answers = drive_watch_list([*WATCH_LIST[:2], call("watch_error", reason="internal")])
     assert answers[-1]["result"]["waiting"] == {"op": "list", "rv": "0"}
+
+
+def test_minimize_merges_a_watch_that_opens_and_ends_into_one_failed_request() -> None:
+    from refimpl.conformance.report import Step
+    from refimpl.conformance.runner import Failure, _merge_adjacent
+
+    steps = [
+        Step(r, None, None)
+        for r in (
+            {"op": "create", "instance": "i", "component": "informer", "options": {}},
+            call("start"),
+            call("watch_open"),
+            call("watch_end", how="clean"),
+            call("state"),
+        )
+    ]
+    failure = Failure("invariant", "informer", steps, "x", 1, 0.0)
+    tried: list[list[dict[str, Any]]] = []
+
+    def still_fails(requests: list[dict[str, Any]]) -> Failure | None:
+        tried.append(requests)
+        return Failure("invariant", "informer", [Step(r, None, None) for r in requests], "x", 1, 0)
+
+    merged = _merge_adjacent(failure, still_fails)
+    assert merged is not None and len(merged.steps) == 4
+    assert merged.steps[2].request["method"] == "watch_error"
+    assert tried[0][2]["args"] == {"reason": "expired"}

@@ -622,6 +622,27 @@ def _simpler(request: dict[str, Any]) -> list[dict[str, Any]]:
     return variants
 
 
+def _merged(first: dict[str, Any], second: dict[str, Any]) -> list[dict[str, Any]]:
+    """Single requests that may do the work of ``first`` then ``second``."""
+    if first.get("method") == "watch_open" and second.get("method") == "watch_end":
+        return [
+            {**first, "method": "watch_error", "args": {"reason": reason}}
+            for reason in ("expired", "internal")
+        ]
+    return []
+
+
+def _merge_adjacent(failure: Failure, still_fails: Replay) -> Failure | None:
+    """The first replay that still fails with two adjacent steps merged into one."""
+    requests = [s.request for s in failure.steps]
+    for n in range(1, len(requests) - 1):
+        for single in _merged(requests[n], requests[n + 1]):
+            found = still_fails([*requests[:n], single, *requests[n + 2 :]])
+            if found is not None and len(found.steps) < len(requests):
+                return found
+    return None
+
+
 def minimize(ctx: RunContext, failure: Failure) -> Failure:
     """Polish Hypothesis' result within the shrink budget, keeping every change whose
     replay still fails the same way (a disagreement or broken invariant stays one, an
@@ -632,7 +653,10 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
        ``add`` and its ``get_nowait``, an ``update`` and its ``pop_nowait``) are often
        needed only by each other, so neither can go alone; after a pair goes, step 1
        runs again;
-    3. simplify arguments (fewer list elements, the first item/name).
+    3. merge two adjacent steps into one where one request does their work (an
+       informer's ``watch_open`` then ``watch_end`` become one ``watch_error``: the
+       watch fails either way);
+    4. simplify arguments (fewer list elements, the first item/name).
 
     A ``get_nowait`` that handed out an item always goes together with the ``done``
     that gave it back (see :func:`_consumers`). When time allows the result is
@@ -658,7 +682,7 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
 
     best = _drop_chunks(failure, still_fails)
     while time.monotonic() < deadline:
-        shorter = _drop_pair(best, still_fails)
+        shorter = _drop_pair(best, still_fails) or _merge_adjacent(best, still_fails)
         if shorter is None:
             break
         best = _drop_chunks(shorter, still_fails)
