@@ -662,27 +662,6 @@ class RelistKeepsVanished(DeltaFIFOCore):
             self._check_synced()
 
 
-class QueuedOnlyNotTombstoned(DeltaFIFOCore):
-    """Replace tombstones keys of the known objects only, not keys merely queued."""
-
-    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
-        listed = {self.key_of(obj) for obj in objects}
-        for obj in objects:
-            self._queue_action(DeltaType.REPLACED, obj, internal=DeltaType.REPLACED)
-        deletions = 0
-        if self.known_objects is not None:
-            for key in self.known_objects.list_keys():
-                if key in listed:
-                    continue
-                stored, exists = self.known_objects.get_by_key(key)
-                deletions += 1
-                self._queue_action(DeltaType.DELETED, tombstone(key, stored if exists else None))
-        if not self.populated:
-            self.populated = True
-            self.initial_population_count = len(listed) + deletions
-            self._check_synced()
-
-
 class RewatchAfterExpired(ReflectorCore):
     """A watch that ends with 410 is re-opened from the same resourceVersion."""
 
@@ -741,7 +720,7 @@ INFORMER_BUG_PARTS: dict[str, tuple[str, str, Callable[[Parts], None]]] = {
     "informer-tombstones-only-known": (
         "a relist tombstones cached keys only, not keys still queued",
         "kubernetes PR #115620 (issue #115658), seen through the informer: a ghost (INF-3)",
-        _informer(fifo_core=_delta_fifo(QueuedOnlyNotTombstoned), modes=("delta",)),
+        _informer(fifo_core=_delta_fifo(ReplaceWithoutQueuedTombstones), modes=("delta",)),
     ),
     "informer-rewatch-after-410": (
         "after a 410 the reflector watches again from the same resourceVersion",
