@@ -133,7 +133,7 @@ class ScriptedListerWatcher:
     def __init__(self) -> None:
         #: The answer to the next list call (None: the list waits for one).
         self.answer: ListResult | ApiError | None = None
-        self.watch_: ScriptedWatch | None = None
+        self.last_watch: ScriptedWatch | None = None
 
     def list(self, options: ListOptions) -> ListResult:
         answer, self.answer = self.answer, None
@@ -144,8 +144,8 @@ class ScriptedListerWatcher:
         return answer
 
     def watch(self, options: ListOptions) -> ScriptedWatch:
-        self.watch_ = ScriptedWatch(options.resource_version, bool(options.send_initial_events))
-        return self.watch_
+        self.last_watch = ScriptedWatch(options.resource_version, bool(options.send_initial_events))
+        return self.last_watch
 
 
 class RecordingHandler:
@@ -413,7 +413,7 @@ class InformerComponent:
 
     def _watch(self, state: str) -> ScriptedWatch:
         self._expect("watch" if state == "requested" else "watching")
-        watch = self.lw.watch_
+        watch = self.lw.last_watch
         assert watch is not None
         return watch
 
