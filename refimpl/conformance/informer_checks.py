@@ -200,14 +200,15 @@ class InformerChecker:
         number = _rv_int(rv)
         cached = _rv_int(call["cache"])
         out: list[str] = []
+        if kind != "delete" and (cached is None or (number is not None and cached < number)):
+            # An add or update must find its object (or a newer one) already cached.
+            out.append(
+                f"INF-1 store before notify: {where} ran while the cache held "
+                f"{key}@{call['cache'] or 'nothing'}"
+            )
         if kind == "add":
             if had is not None:
                 out.append(f"INF-2 per key in order: {where} but {handler} already has {key}@{had}")
-            if cached is None or (number is not None and cached < number):
-                out.append(
-                    f"INF-1 store before notify: {where} ran while the cache held "
-                    f"{key}@{call['cache'] or 'nothing'}"
-                )
             view[key] = number or 0
         elif kind == "update":
             old = _rv_int(call.get("old_rv"))
@@ -220,11 +221,6 @@ class InformerChecker:
                 )
             if number is not None and old is not None and number < old:
                 out.append(f"INF-2 per key in order: {where} goes back from rv {old}")
-            if cached is None or (number is not None and cached < number):
-                out.append(
-                    f"INF-1 store before notify: {where} ran while the cache held "
-                    f"{key}@{call['cache'] or 'nothing'}"
-                )
             view[key] = number or 0
         else:
             if had is None:
