@@ -54,13 +54,24 @@ def call(method: str, **args: Any) -> dict[str, Any]:
     return {"op": "call", "instance": "i", "method": method, "args": args}
 
 
-def drive(requests: list[dict[str, Any]], mode: str = "delta") -> list[dict[str, Any]]:
-    """Run ``requests`` on a fresh reference informer; every response, in order."""
+def drive(
+    requests: list[dict[str, Any]], options: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Run ``requests`` on a fresh reference informer created with ``options`` (default:
+    the DeltaFIFO generation); every response, in order."""
     driver = ReferenceDriver()
     driver.handle({"id": 0, "op": "hello", "protocol": 2})
     create = {"op": "create", "instance": "i", "component": "informer"}
-    driver.handle({"id": 1, **create, "options": {"fifo": mode}})
+    driver.handle({"id": 1, **create, "options": options or {"fifo": "delta"}})
     return [driver.handle({"id": n + 2, **r}) for n, r in enumerate(requests)]
+
+
+def fed(requests: list[dict[str, Any]], answers: list[dict[str, Any]]) -> InformerChecker:
+    """A checker that has seen ``requests`` and their ``answers``, which broke nothing."""
+    checker = InformerChecker()
+    for request, answer in zip(requests, answers, strict=True):
+        assert checker.check(request, answer) == [], (request, answer)
+    return checker
 
 
 # A relist that drops an object: a, b listed; the watch breaks with 410; b is gone.
@@ -78,7 +89,7 @@ RELIST_DROPS_B = [
 
 @pytest.mark.parametrize("mode", ["real-atomic", "real", "delta"])
 def test_reference_turns_a_vanished_object_into_a_delete(mode: str) -> None:
-    answers = drive(RELIST_DROPS_B, mode)
+    answers = drive(RELIST_DROPS_B, {"fifo": mode})
     last = answers[-1]["result"]
     assert last["cache"] == [obj("a", 2)]
     deletes = [c for c in last["calls"] if c["kind"] == "delete"]
@@ -86,9 +97,7 @@ def test_reference_turns_a_vanished_object_into_a_delete(mode: str) -> None:
         {"handler": "h0", "kind": "delete", "key": "b", "rv": "3", "tombstone": True, "cache": None}
     ]
     assert last["waiting"] == {"op": "watch", "rv": "5"}
-    checker = InformerChecker()
-    for request, answer in zip(RELIST_DROPS_B, answers, strict=True):
-        assert checker.check(request, answer) == [], (request, answer)
+    fed(RELIST_DROPS_B, answers)
 
 
 def test_checker_names_the_ghost_and_the_lost_delete() -> None:
@@ -97,18 +106,12 @@ def test_checker_names_the_ghost_and_the_lost_delete() -> None:
     ghost = json.loads(json.dumps(answers[-1]))
     ghost["result"]["cache"].append(obj("b", 3))
     ghost["result"]["calls"] = [c for c in ghost["result"]["calls"] if c["kind"] != "delete"]
-    checker = InformerChecker()
-    for request, answer in zip(RELIST_DROPS_B[:-1], answers[:-1], strict=True):
-        checker.check(request, answer)
-    found = checker.check(RELIST_DROPS_B[-1], ghost)
+    found = fed(RELIST_DROPS_B[:-1], answers[:-1]).check(RELIST_DROPS_B[-1], ghost)
     assert found == ["INF-3 the cache is what it was given: b@3 is a ghost (gone from the server)"]
     # Cache right, but the handler missed the delete.
     lost = json.loads(json.dumps(answers[-1]))
     lost["result"]["calls"] = [c for c in lost["result"]["calls"] if c["kind"] != "delete"]
-    checker = InformerChecker()
-    for request, answer in zip(RELIST_DROPS_B[:-1], answers[:-1], strict=True):
-        checker.check(request, answer)
-    found = checker.check(RELIST_DROPS_B[-1], lost)
+    found = fed(RELIST_DROPS_B[:-1], answers[:-1]).check(RELIST_DROPS_B[-1], lost)
     assert found == ["INF-3 no lost notification: h0 saw b@3 is a ghost (gone from the server)"]
 
 
@@ -182,36 +185,23 @@ WATCH_LIST = [
 ]
 
 
-def drive_watch_list(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    driver = ReferenceDriver()
-    driver.handle({"id": 0, "op": "hello", "protocol": 2})
-    create = {"op": "create", "instance": "i", "component": "informer"}
-    driver.handle({"id": 1, **create, "options": {"watch_list": True}})
-    return [driver.handle({"id": n + 2, **r}) for n, r in enumerate(requests)]
-
-
 def test_watch_list_caches_nothing_before_the_end_bookmark() -> None:
-    answers = drive_watch_list(WATCH_LIST)
+    answers = drive(WATCH_LIST, {"watch_list": True})
     results = [a["result"] for a in answers]
     assert results[1]["waiting"] == {"op": "watch", "rv": "", "send_initial_events": True}
     assert results[3]["cache"] == [] and not results[3]["has_synced"]
     assert results[4]["cache"] == [obj("a", 2)] and results[4]["has_synced"]
     assert results[5]["cache"] == []
-    checker = InformerChecker()
-    for request, answer in zip(WATCH_LIST, answers, strict=True):
-        assert checker.check(request, answer) == [], (request, answer)
+    fed(WATCH_LIST, answers)
     # An informer that caches each initial event at once is caught before the bookmark.
     early = json.loads(json.dumps(answers[3]))
     early["result"]["cache"] = [obj("a", 2)]
-    checker = InformerChecker()
-    for request, answer in zip(WATCH_LIST[:3], answers[:3], strict=True):
-        checker.check(request, answer)
-    found = checker.check(WATCH_LIST[3], early)
+    found = fed(WATCH_LIST[:3], answers[:3]).check(WATCH_LIST[3], early)
     assert found == ["INF-3 the cache is what it was given: a@2 is a ghost (gone from the server)"]
 
 
 def test_a_failed_watch_list_falls_back_to_a_list_at_once() -> None:
-    answers = drive_watch_list([*WATCH_LIST[:2], call("watch_error", reason="internal")])
+    answers = drive([*WATCH_LIST[:2], call("watch_error", reason="internal")], {"watch_list": True})
     assert answers[-1]["result"]["waiting"] == {"op": "list", "rv": "0"}
 
 
