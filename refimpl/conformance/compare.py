@@ -54,12 +54,10 @@ def _canonical_value(value: Any, response: dict[str, Any]) -> str:
 
 
 def _canonical(method: str | None, response: dict[str, Any]) -> str:
-    if "error" in response:
-        return "error:" + str(response["error"].get("kind"))
     result = response.get("result")
     if method == "when" and isinstance(result, (int, float)) and not isinstance(result, bool):
         result = round(result * 1_000_000_000)  # durations compare at nanosecond resolution
-    return json.dumps(result, sort_keys=True)
+    return _canonical_value(result, response)
 
 
 def agree(request: dict[str, Any], expected: dict[str, Any], actual: dict[str, Any]) -> bool:
