@@ -40,6 +40,7 @@ from refimpl.cache.informer_core import (
     GenericLister,
     InformerCore,
     InformerStoppedError,
+    ListMode,
 )
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import ProcessorListener, check_period_value
@@ -53,6 +54,7 @@ __all__ = [
     "FifoMode",
     "GenericLister",
     "InformerStoppedError",
+    "ListMode",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
     "not_synced_reason",
@@ -94,6 +96,7 @@ class SharedIndexInformer(InformerCore):
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
         transform: TransformFunc | None = None,
         clock: Clock | None = None,
@@ -107,6 +110,7 @@ class SharedIndexInformer(InformerCore):
             resync_period=resync_period,
             indexers=indexers,
             fifo_mode=fifo_mode,
+            list_mode=list_mode,
             batch=batch,
             transform=transform,
             seed=seed,

@@ -19,7 +19,13 @@ from refimpl.apiserver import CoreWatch
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo
-from refimpl.cache.informer_core import AppliedKind, FifoMode, FifoWriter, InformerCore
+from refimpl.cache.informer_core import (
+    AppliedKind,
+    FifoMode,
+    FifoWriter,
+    InformerCore,
+    ListMode,
+)
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import ProcessorListener
 from refimpl.cache.real_fifo import RealFIFOCore
@@ -76,6 +82,7 @@ class SimInformer(InformerCore):
         *,
         clock: FakeClock,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
@@ -90,6 +97,7 @@ class SimInformer(InformerCore):
             resync_period=resync_period,
             indexers=indexers,
             fifo_mode=fifo_mode,
+            list_mode=list_mode,
             batch=batch,
             seed=seed,
             name=name,
