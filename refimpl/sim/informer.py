@@ -68,6 +68,11 @@ class SimInformer(InformerCore):
     after every FIFO write and every processed pop; a handler added after ``start``
     first gets ``on_add(obj, True)`` for the cached objects.
 
+    One difference: ``list_mode`` defaults to ``ListMode.LIST_WATCH`` (client-go before
+    v1.35), not watch-list, because the simulator's reflector phases and spec traces
+    follow spec/Informer.tla, whose reflector lists and then watches; pass
+    ``ListMode.WATCH_LIST`` for client-go's current default.
+
     Hooks for monitors: ``on_applied(kind, obj, old)`` runs after each store write and
     before its notification is distributed; ``on_synced()`` runs once, when
     ``has_synced`` turns true. ``initial_list`` is set before that sync check, so a
@@ -82,7 +87,7 @@ class SimInformer(InformerCore):
         *,
         clock: FakeClock,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
-        list_mode: ListMode | str = ListMode.WATCH_LIST,
+        list_mode: ListMode | str = ListMode.LIST_WATCH,
         batch: bool = True,
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
