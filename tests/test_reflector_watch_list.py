@@ -48,7 +48,7 @@ def reflector(
 def requests(server: ApiServerCore, since: int = 0) -> list[tuple[str, str, str]]:
     """(kind, resourceVersion, outcome) per request: kind is "watch-list" for a watch
     with sendInitialEvents=true; outcome is the error class name or "ok"."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     for rec in server.request_log[since:]:
         kind = "watch-list" if rec.send_initial_events else rec.verb
         out.append((kind, rec.resource_version, rec.error or "ok"))

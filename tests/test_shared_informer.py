@@ -157,8 +157,12 @@ def test_quiet_cluster_costs_one_stream_or_one_list_and_one_watch(
     for i in range(5):
         server.create(Object(f"o{i}", "ns"))
     before = server.counters.copy()
-    kwargs = {} if list_mode is None else {"list_mode": list_mode}
-    informer = SharedIndexInformer(ApiServerListerWatcher(server), fifo_mode=mode, seed=1, **kwargs)
+    lw = ApiServerListerWatcher(server)
+    informer = (
+        SharedIndexInformer(lw, fifo_mode=mode, seed=1)
+        if list_mode is None
+        else SharedIndexInformer(lw, fifo_mode=mode, seed=1, list_mode=list_mode)
+    )
     informer.start(stop)
     assert wait_for_cache_sync(stop, informer.has_synced)
     assert server.wait_for(lambda core: len(core.watches()) == 1, timeout=10.0)

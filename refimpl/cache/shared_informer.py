@@ -15,7 +15,9 @@ the whole step, so registering a handler never interleaves with it); each handle
 its notifications one at a time, in order; a slow handler delays only itself.
 
 Which FIFO: see :class:`~refimpl.cache.informer_core.FifoMode` (REAL_ATOMIC is
-client-go's default since v1.36, REAL v1.33-v1.35, DELTA v1.32 and before).
+client-go's default since v1.36, REAL v1.33-v1.35, DELTA v1.32 and before). How the
+reflector gets its state: :class:`~refimpl.cache.reflector.ListMode` (WATCH_LIST is
+client-go's default since v1.35, LIST_WATCH v1.34 and before).
 
 ``has_synced`` is checked after each FIFO write and after each processed pop, reading
 the FIFO through its lock, so with DeltaFIFO it turns true only once the last initial
