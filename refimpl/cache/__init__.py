@@ -57,7 +57,13 @@ from refimpl.cache.real_fifo import (
     RealFIFOCore,
     reconcile_replacement,
 )
-from refimpl.cache.reflector import Reflector, ReflectorCore, ReflectorStore, SteppedReflector
+from refimpl.cache.reflector import (
+    ListMode,
+    Reflector,
+    ReflectorCore,
+    ReflectorStore,
+    SteppedReflector,
+)
 from refimpl.cache.shared_informer import (
     FifoMode,
     GenericLister,
@@ -110,6 +116,7 @@ __all__ = [
     "InformerCore",
     "InformerStoppedError",
     "KeyListerGetter",
+    "ListMode",
     "ListOptions",
     "ListPager",
     "ListWatch",

@@ -14,6 +14,11 @@ since v1.36 (RealFIFO with atomic relists/resyncs, unlock-while-processing, book
 and batch popping); ``FifoMode.REAL`` is v1.33-v1.35 (RealFIFO with the indexer as
 known objects); ``FifoMode.DELTA`` is v1.32 and before (DeltaFIFO with ``Replaced``).
 
+How the reflector fills it (docs/03-the-cache-you-read-from.md):
+``ListMode.WATCH_LIST`` is client-go's default since v1.35 (one streaming watch with
+the initial state, a list only as a fallback); ``ListMode.LIST_WATCH`` is v1.34 and
+before (a list, then a watch).
+
 The threaded ``SharedIndexInformer`` and the simulator's ``SimInformer`` both extend it.
 """
 
@@ -40,7 +45,7 @@ from refimpl.cache.processor import (
     is_resync_update,
 )
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
-from refimpl.cache.reflector import Reflector, ReflectorStore, SteppedReflector
+from refimpl.cache.reflector import ListMode, Reflector, ReflectorStore, SteppedReflector
 from refimpl.cache.store import Indexer, IndexFunc
 from refimpl.clock import Clock
 from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
@@ -52,6 +57,7 @@ __all__ = [
     "GenericLister",
     "InformerCore",
     "InformerStoppedError",
+    "ListMode",
     "new_fifo_core",
 ]
 
@@ -195,6 +201,7 @@ class InformerCore:
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
         transform: TransformFunc | None = None,
         seed: int | None = None,
@@ -215,6 +222,7 @@ class InformerCore:
         self.clock = clock
         self._seed = seed
         self.fifo_mode = FifoMode(fifo_mode)
+        self.list_mode = ListMode(list_mode)
         #: Pop RealFIFO entries in batches (DeltaFIFO always pops one key).
         self.batch = batch
         self.indexer = Indexer(indexers=dict(indexers or {}))
@@ -283,6 +291,7 @@ class InformerCore:
             clock=self.clock,
             seed=self._seed,
             should_resync=self.processor.should_resync,
+            use_watch_list=self.list_mode is ListMode.WATCH_LIST,
         )
 
     # -- processing ---------------------------------------------------------------------

@@ -15,7 +15,9 @@ the whole step, so registering a handler never interleaves with it); each handle
 its notifications one at a time, in order; a slow handler delays only itself.
 
 Which FIFO: see :class:`~refimpl.cache.informer_core.FifoMode` (REAL_ATOMIC is
-client-go's default since v1.36, REAL v1.33-v1.35, DELTA v1.32 and before).
+client-go's default since v1.36, REAL v1.33-v1.35, DELTA v1.32 and before). How the
+reflector gets its state: :class:`~refimpl.cache.reflector.ListMode` (WATCH_LIST is
+client-go's default since v1.35, LIST_WATCH v1.34 and before).
 
 ``has_synced`` is checked after each FIFO write and after each processed pop, reading
 the FIFO through its lock, so with DeltaFIFO it turns true only once the last initial
@@ -40,6 +42,7 @@ from refimpl.cache.informer_core import (
     GenericLister,
     InformerCore,
     InformerStoppedError,
+    ListMode,
 )
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import ProcessorListener, check_period_value
@@ -53,6 +56,7 @@ __all__ = [
     "FifoMode",
     "GenericLister",
     "InformerStoppedError",
+    "ListMode",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
     "not_synced_reason",
@@ -94,6 +98,7 @@ class SharedIndexInformer(InformerCore):
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
         transform: TransformFunc | None = None,
         clock: Clock | None = None,
@@ -107,6 +112,7 @@ class SharedIndexInformer(InformerCore):
             resync_period=resync_period,
             indexers=indexers,
             fifo_mode=fifo_mode,
+            list_mode=list_mode,
             batch=batch,
             transform=transform,
             seed=seed,
