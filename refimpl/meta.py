@@ -54,6 +54,7 @@ class Object(Generic[DataT]):
     inside it. Its type is the parameter: ``Object[PodSpec]`` is an object whose
     ``data`` is a ``PodSpec`` for the type checker (plain ``Object`` is ``Object[Any]``);
     at run time ``Object[PodSpec](...)`` builds the same ``Object`` as ``Object(...)``.
+    Left out, ``data`` is ``None`` whatever the parameter says.
     Use :meth:`evolve` to derive a changed copy.
     """
 
