@@ -187,7 +187,7 @@ class InformerParts:
 
     process: ProcessFunc = process_deltas
     process_batch: ProcessFunc = process_deltas_in_batch
-    fifo_core: Callable[[FifoMode, Indexer], RealFIFOCore | DeltaFIFOCore] | None = None
+    fifo_core: Callable[[FifoMode, Indexer[Any]], RealFIFOCore | DeltaFIFOCore] | None = None
     reflector_core: Callable[[], ReflectorCore] | None = None
     #: Replaces InformerCore's sync check: (informer) -> has_synced now.
     synced: Callable[[SimInformer], bool] | None = None
