@@ -25,8 +25,8 @@ type extInstance interface {
 
 // extComponent is one component offered outside main.go.
 type extComponent struct {
-	minProtocol int                                      // the first protocol version that has it
-	caps        func() map[string]any                    // its hello entry
+	minProtocol int                                       // the first protocol version that has it
+	caps        func() map[string]any                     // its hello entry
 	create      func(map[string]any) (extInstance, error) // create with these options
 }
 
