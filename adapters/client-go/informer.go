@@ -24,6 +24,8 @@ package main
 import (
 	"context"
 	"errors"
+	"math/rand"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -64,7 +66,22 @@ func (g *modeGates) Enabled(key clientfeatures.Feature) bool {
 
 var gates *modeGates
 
+// offerResync: the informer declares "resync" unless the adapter is started with
+// --informer-resync=off (a way to look past the resync finding in README.md). The
+// flag is taken out of os.Args here, so main's own argument handling never sees it.
+var offerResync = true
+
 func init() {
+	kept := os.Args[:1]
+	for _, a := range os.Args[1:] {
+		if a == "--informer-resync=off" {
+			offerResync = false
+			continue
+		}
+		kept = append(kept, a)
+	}
+	os.Args = kept
+
 	gates = &modeGates{base: clientfeatures.FeatureGates()}
 	gates.inOrder.Store(true)
 	gates.atomicFIFO.Store(true)
@@ -77,7 +94,7 @@ func init() {
 				"methods":      informerMethods,
 				"behaves_like": []string{"real-atomic", "real", "delta"},
 				"initial":      true,
-				"resync":       true,
+				"resync":       offerResync,
 				"watch_list":   true,
 			}
 		},
@@ -243,6 +260,7 @@ func newInformerInstance(options map[string]any) (extInstance, error) {
 		return nil, err
 	}
 	in.watchList = wl
+	rand.Seed(1) //nolint:staticcheck // deterministic jitter, see informer_bubble.go
 	in.b = newBubble()
 	_, err = in.b.do(func() error {
 		in.lw = &scriptedLW{watchList: wl}

@@ -19,11 +19,19 @@
 // calls) is durably blocked: on a channel or sync.Cond of the bubble, in a
 // time.Sleep or on a timer. Then the request's effects have all happened.
 //
+// Randomness: client-go jitters the reflector's backoff (wait.Jitter through the
+// unexported wait.jitterRand, which is math/rand's global Float64) and its watch
+// timeouts. To keep answers reproducible the adapter seeds math/rand's global source
+// at every informer create (rand.Seed, which Go 1.24+ ignores unless the binary sets
+// GODEBUG randseednop=0: the go:debug line above). Same requests, same jitter.
+//
 // synctest.Test needs a *testing.T. A normal binary gets one from testing.MainStart
 // (exported for generated test mains; its deps are stubbed below): one host test that
 // never ends hands out its T, and each informer runs as synctest.Test(hostT, ...) on a
 // goroutine of its own. The host test never finishes, so the testing package prints
 // nothing on stdout (it would only report a failed or finished test).
+//
+//go:debug randseednop=0
 package main
 
 import (
