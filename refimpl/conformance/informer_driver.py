@@ -342,10 +342,11 @@ class InformerComponent:
         return self.observation()
 
     def after_advance(self) -> None:
-        """Let the advanced time pass: every timer that falls due inside the step fires
+        """Let the advanced time pass: every resync that falls due inside the step fires
         at its own deadline, in order, as with a real clock (client-go's reflector
         re-arms its resync timer from the time it fired, ``Reflector.startResync``, so
-        31 s at a 10 s period resync three times, not once at the end)."""
+        31 s at a 10 s period resync three times, not once at the end). Backoffs end at
+        the end of the step (see :meth:`_next_timer`)."""
         now = self._ns_clock.now()
         target = self.clock.now_ns() + round(now - self._seen_ns)  # ns_clock counts ns
         self._seen_ns = now
@@ -366,17 +367,17 @@ class InformerComponent:
         self.settle()
 
     def _next_timer(self) -> float | None:
-        """The clock time of the reference's next timer that the clock alone fires: a
-        resync while watching, or (not steered) the end of a backoff."""
+        """The clock time of the reference's next resync while it watches. A backoff is
+        left out on purpose: steered by an adapter, the reference ends it when the
+        adapter asks again, which the harness sees only after the advance; unsteered
+        (the reference adapter process) it must end at the same point, or the two would
+        disagree about when the next request was made (and so about a watch that ends
+        within 1 s of it, client-go's VeryShortWatchError)."""
         reflector = self.informer.reflector
         if reflector is None or self.informer.stopped:
             return None
         wait = reflector.waiting
-        if isinstance(wait, WaitForEvent):
-            return wait.resync_at
-        if isinstance(wait, WaitUntil) and reflector.clock_wakes:
-            return wait.deadline
-        return None
+        return wait.resync_at if isinstance(wait, WaitForEvent) else None
 
     def describe(self) -> str:
         fifo = self.informer.fifo_state() if self.informer.started else []
