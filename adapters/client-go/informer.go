@@ -228,6 +228,7 @@ type informerInstance struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	started  bool
+	runDone  chan struct{} // closed when RunWithContext has returned
 	handlers map[string]bool
 
 	mu    sync.Mutex // guards calls (handlers run on listener goroutines)
@@ -264,6 +265,7 @@ func newInformerInstance(options map[string]any) (extInstance, error) {
 	in.b = newBubble()
 	_, err = in.b.do(func() error {
 		in.lw = &scriptedLW{watchList: wl}
+		in.runDone = make(chan struct{})
 		in.ctx, in.cancel = context.WithCancel(context.Background())
 		in.informer = cache.NewSharedIndexInformerWithOptions(in.lw, &metav1.PartialObjectMetadata{},
 			cache.SharedIndexInformerOptions{ResyncPeriod: in.resync})
@@ -278,11 +280,22 @@ func newInformerInstance(options map[string]any) (extInstance, error) {
 }
 
 func (in *informerInstance) close() {
+	finished := false
 	if in.cancel != nil {
 		cancel := in.cancel
-		_, _ = in.b.do(func() error { cancel(); return nil }, func() (any, error) { return nil, nil })
+		_, _ = in.b.do(func() error { cancel(); return nil }, func() (any, error) {
+			// After the barrier: did the informer's Run return (every goroutine it
+			// started has then ended, or is about to)?
+			select {
+			case <-in.runDone:
+				finished = true
+			default:
+				finished = !in.started
+			}
+			return nil, nil
+		})
 	}
-	in.b.close()
+	in.b.close(finished)
 }
 
 func (in *informerInstance) advance(d time.Duration) error {
@@ -394,7 +407,10 @@ func (in *informerInstance) start() error {
 	gates.inOrder.Store(in.fifoMode != "delta")
 	gates.atomicFIFO.Store(in.fifoMode == "real-atomic")
 	gates.wl.Store(in.watchList)
-	go in.informer.RunWithContext(in.ctx)
+	go func() {
+		in.informer.RunWithContext(in.ctx)
+		close(in.runDone)
+	}()
 	return nil
 }
 

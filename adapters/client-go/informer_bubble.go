@@ -111,22 +111,28 @@ type fuzzEntry = struct {
 // bubble runs closures on the root goroutine of one synctest bubble.
 type bubble struct {
 	work chan func() // made outside the bubble: waiting on it is not durable
+	end  chan bool   // at close: true if the bubble may end (its goroutines are done)
 }
 
 // barrierTimeout bounds one request's wait for quiescence (real time).
 const bubbleTimeout = 4 * time.Second
 
 func newBubble() *bubble {
-	b := &bubble{work: make(chan func())}
+	b := &bubble{work: make(chan func()), end: make(chan bool, 1)}
 	t := hostT()
 	go synctest.Test(t, func(*testing.T) {
 		for f := range b.work {
 			f()
 		}
-		// Closed at reset: the informer was stopped. Stay parked on a channel made
-		// outside the bubble (not durably blocked), so that a goroutine client-go
-		// leaves behind can never make synctest report a deadlock, and the bubble's
-		// time stays frozen.
+		if <-b.end {
+			// The informer was stopped and its Run returned: every goroutine it
+			// started has ended or is ending, so the bubble can end (synctest.Test
+			// waits for them) and its memory be freed.
+			return
+		}
+		// Not known to be finished: stay parked on a channel made outside the bubble
+		// (not durably blocked), so that a goroutine client-go leaves behind can never
+		// make synctest report a deadlock; the bubble's time stays frozen.
 		<-parked
 	})
 	return b
@@ -165,6 +171,7 @@ func (b *bubble) do(f func() error, after func() (any, error)) (any, error) {
 	}
 }
 
-func (b *bubble) close() {
+func (b *bubble) close(finished bool) {
+	b.end <- finished
 	close(b.work)
 }
