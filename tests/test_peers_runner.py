@@ -230,3 +230,12 @@ def test_one_peer_runs_and_the_others_keep_their_observations(tmp_path: Path) ->
     assert store["peers"]["first"] == first
     doc = (where / "peers.md").read_text(encoding="utf-8")
     assert "(../../docs/conformance.md#peers-and-their-manifests)" in doc
+
+
+def test_an_unreadable_trace_fails_the_peer(tmp_path: Path) -> None:
+    folder = fake_peer(tmp_path, checks=[])
+    (folder / "traces").mkdir()
+    (folder / "traces" / "broken.jsonl").write_text("not json\n", encoding="utf-8")
+    status, out = peers(tmp_path)
+    assert status == 1
+    assert "trace broken.jsonl: peer unreadable: " in out and "MISMATCH" in out
