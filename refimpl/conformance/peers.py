@@ -645,7 +645,7 @@ def render(root: Path, store: dict[str, Any], where: Path | None = None) -> str:
         "",
         "## Matrix",
         "",
-        "One row per peer, one column per component of the protocol: **pass**, the "
+        "One row per peer, one column per component of the protocol: pass, the "
         "invariant ID of a finding (or *difference*: an answer that departs from the "
         "reference), *not offered* (the adapter's `hello` does not list it) or *not checked* "
         "(offered, no check in the manifest). A verdict that differs from its pin is in bold "
@@ -686,6 +686,7 @@ def render(root: Path, store: dict[str, Any], where: Path | None = None) -> str:
     if problems:
         lines += ["", "Peers that could not be checked:", ""]
         lines += [f"- {p}" for p in problems]
+    lines += _invariants(root, manifests, peers)
     lines += [
         "",
         "## Versions",
@@ -776,10 +777,49 @@ def render(root: Path, store: dict[str, Any], where: Path | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _invariants(
+    root: Path, manifests: Sequence[Manifest | str], peers: dict[str, Any]
+) -> list[str]:
+    """The peer x invariant table: where each finding was seen (checks and traces)."""
+    seen: dict[str, dict[str, list[str]]] = {}
+    for m in manifests:
+        if isinstance(m, str):
+            continue
+        observed = peers.get(m.name, {})
+        for n, check in enumerate(m.checks, 1):
+            verdict = observed.get("checks", {}).get(check_key(m, check, root), {}).get("verdict")
+            if verdict and verdict != "pass":
+                where = f"[check {n}](#{m.name}-check-{n})"
+                seen.setdefault(verdict, {}).setdefault(m.name, []).append(where)
+        for path in m.traces():
+            verdict = observed.get("traces", {}).get(path.name, {}).get("peer")
+            if verdict and verdict != "pass" and not verdict.startswith("unreadable"):
+                seen.setdefault(verdict, {}).setdefault(m.name, []).append(f"trace {path.stem}")
+    if not seen:
+        return []
+    ids = sorted(seen)
+    names = [m.name for m in manifests if not isinstance(m, str)]
+    lines = [
+        "",
+        "## Invariants",
+        "",
+        "Where each finding was seen: one row per peer, one column per invariant of "
+        "[invariants.md](invariants.md) that some peer breaks (or *difference*), from the "
+        "checks and the pinned traces below.",
+        "",
+        "| peer | " + " | ".join(ids) + " |",
+        "|---|" + "---|" * len(ids),
+    ]
+    for name in names:
+        cells = [", ".join(seen[i].get(name, [])) or "" for i in ids]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _cell(check: Check, observed: dict[str, Any] | None, anchor: str) -> str:
     verdict = observed["verdict"] if observed else "not run"
     variant = [*check.flags, *(f"skip {m}" for m in check.skip), *check.options]
-    shown = "**pass**" if verdict == "pass" else verdict
+    shown = verdict
     if observed and verdict != "pass":
         shown = f"[{verdict}](#{anchor})"
     if verdict != check.expect:
