@@ -239,3 +239,19 @@ def test_an_unreadable_trace_fails_the_peer(tmp_path: Path) -> None:
     status, out = peers(tmp_path)
     assert status == 1
     assert "trace broken.jsonl: peer unreadable: " in out and "MISMATCH" in out
+
+
+def test_a_check_note_is_checked_and_shown(tmp_path: Path) -> None:
+    check = {"component": "queue", "seed": 1, "expect": "pass", "note": "why seed 1"}
+    folder = fake_peer(tmp_path, checks=[check])
+    manifest = load_manifest(folder / "peer.json")
+    assert manifest.checks[0].note == "why seed 1"
+    assert "   why seed 1" in render(tmp_path, {"peers": {}, "timings": {}})
+    (folder / "peer.json").write_text(
+        json.dumps(
+            {**json.loads((folder / "peer.json").read_text()), "checks": [{**check, "note": 1}]}
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(ManifestError, match="note must be a string"):
+        load_manifest(folder / "peer.json")

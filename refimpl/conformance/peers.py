@@ -83,6 +83,7 @@ CHECK_DEFAULTS: dict[str, Any] = {
     "max_examples": 300,
     "timeout": 10,
     "exact": False,
+    "note": "",
 }
 
 _ID_RE = re.compile(r"\b([A-Z]{2,5}-\d+)\b")
@@ -109,6 +110,8 @@ class Check:
     max_examples: int = 300
     timeout: float = 10
     exact: bool = False
+    #: Free text shown with the check in docs/peers.md (why this seed, what it shows).
+    note: str = ""
 
     def conform_options(self) -> list[str]:
         """The ``refimpl conform`` options of this check (before ``--``)."""
@@ -212,6 +215,8 @@ def _check(raw: Any, where: str) -> Check:
         raise ManifestError(f"{where}.max_examples must be an integer >= 1")
     if not isinstance(values["exact"], bool):
         raise ManifestError(f"{where}.exact must be true or false")
+    if not isinstance(values["note"], str):
+        raise ManifestError(f"{where}.note must be a string")
     options = _strings(values["options"], f"{where}.options")
     for option in options:
         name, sep, value = option.partition("=")
@@ -233,6 +238,7 @@ def _check(raw: Any, where: str) -> Check:
         max_examples=max_examples,
         timeout=_number(values["timeout"], f"{where}.timeout"),
         exact=values["exact"],
+        note=values["note"],
     )
 
 
@@ -721,6 +727,8 @@ def render(root: Path, store: dict[str, Any], where: Path | None = None) -> str:
             anchor = f"{m.name}-check-{n}"
             link = f" ([finding](#{anchor}))" if observed and verdict != "pass" else ""
             lines.append(f"{n}. {check.component}, {check.variant()}: {verdict}{link} ({pin})")
+            if check.note:
+                lines += ["", f"   {check.note}"]
             lines += ["", "   ```sh", f"   {key}", "   ```", ""]
             if observed and verdict != "pass":
                 findings += _finding(m.name, n, anchor, check, observed)
