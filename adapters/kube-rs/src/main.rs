@@ -1,0 +1,682 @@
+//! Conformance adapter (driver protocol 2, docs/protocol.md) for kube-rs' watcher and
+//! reflector store: `kube::runtime::watcher` on a `kube::Client` whose HTTP service is a
+//! seam the harness answers, with the `reflect` store writer and a stream consumer that
+//! plays the handlers. See README.md for what maps and how the barrier works.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    future::Future,
+    io::{BufRead, Write},
+    pin::Pin,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    task::{Context, Poll, Waker},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use futures::{
+    channel::{mpsc, oneshot},
+    FutureExt, StreamExt,
+};
+use http::{Request, Response, StatusCode};
+use http_body::Frame;
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, StreamBody};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{
+    runtime::{
+        reflector::{self, ObjectRef, Store},
+        utils::ResetTimerBackoff,
+        watcher::{self, ExponentialBackoff},
+        WatchStreamExt,
+    },
+    Api, Client,
+};
+use serde_json::{json, Map, Value};
+use tokio::{task::JoinHandle, time::Instant};
+
+const VERSION: &str = "0.1.0";
+const IMPLEMENTATION: &str =
+    "kube-runtime 5.0.0 (kube 5.0.0, k8s-openapi 0.29.0): watcher + reflector store";
+
+type RespBody = UnsyncBoxBody<Bytes, std::io::Error>;
+type Chunk = Result<Bytes, std::io::Error>;
+
+// ---------------------------------------------------------------------------------------
+// Quiescence: the runtime's on_thread_park hook runs exactly when the current-thread
+// scheduler has no task to poll and no deferred yield; it wakes the barrier's future.
+
+static IDLE_WAKER: Mutex<Option<Waker>> = Mutex::new(None);
+static ACTIVITY: AtomicU64 = AtomicU64::new(0);
+
+fn bump() {
+    ACTIVITY.fetch_add(1, Ordering::SeqCst);
+}
+
+fn on_park() {
+    if let Some(w) = IDLE_WAKER.lock().unwrap().take() {
+        w.wake();
+    }
+}
+
+struct Idle {
+    armed: bool,
+}
+
+impl Future for Idle {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut slot = IDLE_WAKER.lock().unwrap();
+        if self.armed && slot.is_none() {
+            return Poll::Ready(());
+        }
+        *slot = Some(cx.waker().clone());
+        self.armed = true;
+        Poll::Pending
+    }
+}
+
+/// Returns once every task is parked and two idle points in a row saw no seam or
+/// consumer activity (the first idle point lets the driver fire timers due now).
+async fn quiesce() {
+    loop {
+        let before = ACTIVITY.load(Ordering::SeqCst);
+        Idle { armed: false }.await;
+        Idle { armed: false }.await;
+        if ACTIVITY.load(Ordering::SeqCst) == before {
+            return;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The seam: the HTTP service under kube::Client.
+
+struct PendingList {
+    rv: String,
+    reply: oneshot::Sender<Response<RespBody>>,
+}
+
+struct PendingWatch {
+    rv: String,
+    initial: bool,
+    reply: oneshot::Sender<Response<RespBody>>,
+}
+
+struct OpenWatch {
+    rv: String,
+    initial: bool,
+    tx: mpsc::UnboundedSender<Chunk>,
+}
+
+#[derive(Default)]
+struct Seam {
+    list: Option<PendingList>,
+    watch: Option<PendingWatch>,
+    open: Option<OpenWatch>,
+}
+
+fn query(uri: &http::Uri) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    if let Some(q) = uri.query() {
+        for pair in q.split('&') {
+            let mut it = pair.splitn(2, '=');
+            let k = it.next().unwrap_or("").to_string();
+            let v = it.next().unwrap_or("").to_string();
+            out.insert(k, v);
+        }
+    }
+    out
+}
+
+fn make_client(seam: Arc<Mutex<Seam>>) -> Client {
+    let svc = tower::service_fn(move |req: Request<kube::client::Body>| {
+        let seam = seam.clone();
+        async move {
+            bump();
+            let q = query(req.uri());
+            let rv = q.get("resourceVersion").cloned().unwrap_or_default();
+            let (tx, rx) = oneshot::channel();
+            {
+                let mut s = seam.lock().unwrap();
+                if q.get("watch").map(String::as_str) == Some("true") {
+                    let initial = q.get("sendInitialEvents").map(String::as_str) == Some("true");
+                    s.watch = Some(PendingWatch { rv, initial, reply: tx });
+                } else {
+                    s.list = Some(PendingList { rv, reply: tx });
+                }
+            }
+            match rx.await {
+                Ok(resp) => Ok(resp),
+                Err(_) => Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "the adapter dropped this request",
+                )),
+            }
+        }
+    });
+    Client::new(svc, "default")
+}
+
+fn full(status: StatusCode, body: Value) -> Response<RespBody> {
+    let bytes = Bytes::from(serde_json::to_vec(&body).unwrap());
+    let body = Full::new(bytes).map_err(|never| match never {}).boxed_unsync();
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    resp
+}
+
+fn status_body(code: u16, reason: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+           "message": format!("scripted {reason}"), "reason": reason, "code": code})
+}
+
+fn reason_code(reason: &str) -> Option<(u16, &'static str)> {
+    match reason {
+        "expired" => Some((410, "Expired")),
+        "internal" => Some((500, "InternalError")),
+        "too_many_requests" => Some((429, "TooManyRequests")),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Objects.
+
+fn to_configmap_json(o: &Value) -> Result<Value, String> {
+    let name = o.get("name").and_then(Value::as_str).ok_or("object needs 'name'")?;
+    let ns = o.get("namespace").and_then(Value::as_str).unwrap_or("");
+    let rv = o.get("rv").and_then(Value::as_str).ok_or("object needs 'rv'")?;
+    let labels = o.get("labels").cloned().unwrap_or_else(|| json!({}));
+    let mut meta = Map::new();
+    meta.insert("name".into(), json!(name));
+    if !ns.is_empty() {
+        meta.insert("namespace".into(), json!(ns));
+    }
+    meta.insert("resourceVersion".into(), json!(rv));
+    if labels.as_object().is_some_and(|m| !m.is_empty()) {
+        meta.insert("labels".into(), labels);
+    }
+    Ok(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}))
+}
+
+fn from_configmap(cm: &ConfigMap) -> Value {
+    let m = &cm.metadata;
+    let labels: BTreeMap<String, String> = m.labels.clone().unwrap_or_default();
+    json!({
+        "namespace": m.namespace.clone().unwrap_or_default(),
+        "name": m.name.clone().unwrap_or_default(),
+        "rv": m.resource_version.clone().unwrap_or_default(),
+        "labels": labels,
+    })
+}
+
+fn key_of(cm: &ConfigMap) -> String {
+    let ns = cm.metadata.namespace.clone().unwrap_or_default();
+    let name = cm.metadata.name.clone().unwrap_or_default();
+    if ns.is_empty() {
+        name
+    } else {
+        format!("{ns}/{name}")
+    }
+}
+
+fn rv_of(cm: &ConfigMap) -> String {
+    cm.metadata.resource_version.clone().unwrap_or_default()
+}
+
+fn cached_rv(store: &Store<ConfigMap>, cm: &ConfigMap) -> Value {
+    let name = cm.metadata.name.clone().unwrap_or_default();
+    let mut r = ObjectRef::<ConfigMap>::new(&name);
+    if let Some(ns) = cm.metadata.namespace.as_deref().filter(|s| !s.is_empty()) {
+        r = r.within(ns);
+    }
+    match store.get(&r) {
+        Some(obj) => json!(rv_of(&obj)),
+        None => Value::Null,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Handlers: each registered handler is called, in registration order, for every event
+// the reflector stream yields (after the store writer applied it).
+
+struct Handler {
+    name: String,
+    raises: bool,
+    view: HashMap<String, String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    handlers: Vec<Handler>,
+    calls: Vec<Value>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum InitMode {
+    /// InitApply events reach the handlers when the stream yields them (before the store
+    /// holds them: kube swaps its buffer in at InitDone).
+    Stream,
+    /// The consumer holds InitApply events back and runs them after InitDone.
+    Defer,
+}
+
+struct Opts {
+    init: InitMode,
+    seeded_backoff: bool,
+}
+
+fn dispatch(shared: &Mutex<Shared>, store: &Store<ConfigMap>, ev: &watcher::Event<ConfigMap>) {
+    let (obj, delete) = match ev {
+        watcher::Event::Apply(o) | watcher::Event::InitApply(o) => (o, false),
+        watcher::Event::Delete(o) => (o, true),
+        watcher::Event::Init | watcher::Event::InitDone => return,
+    };
+    let key = key_of(obj);
+    let rv = rv_of(obj);
+    let mut panic_after = None;
+    {
+        let mut sh = shared.lock().unwrap();
+        let Shared { handlers, calls } = &mut *sh;
+        for h in handlers.iter_mut() {
+            let cache = cached_rv(store, obj);
+            let mut call = json!({"handler": h.name, "key": key, "rv": rv, "cache": cache});
+            if delete {
+                call["kind"] = json!("delete");
+                call["tombstone"] = json!(false);
+                h.view.remove(&key);
+            } else if let Some(old) = h.view.insert(key.clone(), rv.clone()) {
+                call["kind"] = json!("update");
+                call["old_rv"] = json!(old);
+            } else {
+                call["kind"] = json!("add");
+            }
+            calls.push(call);
+            if h.raises {
+                panic_after = Some(h.name.clone());
+                break;
+            }
+        }
+    }
+    if let Some(name) = panic_after {
+        panic!("handler {name} raises");
+    }
+}
+
+fn backoff(seeded: bool) -> Box<dyn kube::runtime::utils::Backoff> {
+    if !seeded {
+        return Box::new(watcher::DefaultBackoff::default());
+    }
+    // watcher::DefaultBackoff's parameters, with the jitter's random generator seeded so
+    // the same requests give the same answers (protocol rule 4).
+    let builder = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(800))
+        .with_max_delay(Duration::from_secs(30))
+        .with_factor(2.0)
+        .without_max_times()
+        .with_jitter()
+        .with_jitter_seed(0x6b75_6265);
+    Box::new(ResetTimerBackoff::new(
+        ExponentialBackoff::from(builder),
+        Duration::from_secs(120),
+    ))
+}
+
+struct Informer {
+    seam: Arc<Mutex<Seam>>,
+    shared: Arc<Mutex<Shared>>,
+    watch_list: bool,
+    store: Option<Store<ConfigMap>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Informer {
+    fn start(&mut self, opts: &Opts) {
+        let client = make_client(self.seam.clone());
+        let api: Api<ConfigMap> = Api::all(client);
+        let mut cfg = watcher::Config::default();
+        if self.watch_list {
+            cfg = cfg.streaming_lists();
+        }
+        let (reader, writer) = reflector::store::<ConfigMap>();
+        self.store = Some(reader.clone());
+        let shared = self.shared.clone();
+        let init = opts.init;
+        let stream = watcher::watcher(api, cfg).backoff(backoff(opts.seeded_backoff)).reflect(writer);
+        self.task = Some(tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            let mut held: Vec<watcher::Event<ConfigMap>> = Vec::new();
+            while let Some(item) = stream.next().await {
+                bump();
+                match item {
+                    Ok(ev) => match (init, &ev) {
+                        (InitMode::Defer, watcher::Event::Init) => held.clear(),
+                        (InitMode::Defer, watcher::Event::InitApply(_)) => held.push(ev),
+                        (InitMode::Defer, watcher::Event::InitDone) => {
+                            for e in held.drain(..) {
+                                dispatch(&shared, &reader, &e);
+                            }
+                        }
+                        _ => dispatch(&shared, &reader, &ev),
+                    },
+                    Err(e) => eprintln!("kube-rs adapter: watcher error: {e}"),
+                }
+            }
+            eprintln!("kube-rs adapter: the watcher stream ended");
+        }));
+    }
+
+    fn waiting(&self) -> Value {
+        let Some(task) = &self.task else {
+            return json!({"op": "idle"});
+        };
+        if task.is_finished() {
+            return json!({"op": "idle"});
+        }
+        let mut s = self.seam.lock().unwrap();
+        if s.list.as_ref().is_some_and(|l| l.reply.is_canceled()) {
+            s.list = None;
+        }
+        if s.watch.as_ref().is_some_and(|w| w.reply.is_canceled()) {
+            s.watch = None;
+        }
+        if s.open.as_ref().is_some_and(|o| o.tx.is_closed()) {
+            s.open = None;
+        }
+        if let Some(l) = &s.list {
+            return json!({"op": "list", "rv": l.rv});
+        }
+        if let Some(w) = &s.watch {
+            let mut v = json!({"op": "watch", "rv": w.rv});
+            if w.initial {
+                v["send_initial_events"] = json!(true);
+            }
+            return v;
+        }
+        if let Some(o) = &s.open {
+            let mut v = json!({"op": "watching", "rv": o.rv});
+            if o.initial {
+                v["send_initial_events"] = json!(true);
+            }
+            return v;
+        }
+        json!({"op": "sleeping"})
+    }
+
+    fn observation(&self) -> Value {
+        let waiting = self.waiting();
+        let (has_synced, mut cache) = match &self.store {
+            Some(store) => (
+                matches!(store.wait_until_ready().now_or_never(), Some(Ok(()))),
+                store.state().iter().map(|o| (key_of(o), from_configmap(o))).collect::<Vec<_>>(),
+            ),
+            None => (false, Vec::new()),
+        };
+        cache.sort_by(|a, b| a.0.cmp(&b.0));
+        let calls = std::mem::take(&mut self.shared.lock().unwrap().calls);
+        json!({
+            "waiting": waiting,
+            "has_synced": has_synced,
+            "cache": cache.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+            "calls": calls,
+        })
+    }
+}
+
+impl Drop for Informer {
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests.
+
+struct Adapter {
+    opts: Opts,
+    instances: HashMap<String, Informer>,
+    t0: Instant,
+    elapsed_ns: u128,
+}
+
+type Answer = Result<Value, (&'static str, String)>;
+
+fn bad(msg: impl Into<String>) -> (&'static str, String) {
+    ("bad_request", msg.into())
+}
+
+fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, (&'static str, String)> {
+    args.get(name).and_then(Value::as_str).ok_or_else(|| bad(format!("'args.{name}' must be a string")))
+}
+
+impl Adapter {
+    async fn handle(&mut self, req: &Value) -> Answer {
+        let op = req.get("op").and_then(Value::as_str).ok_or_else(|| bad("missing 'op'"))?;
+        match op {
+            "hello" => {
+                let protocol = req.get("protocol").and_then(Value::as_i64).unwrap_or(1);
+                let components = match protocol {
+                    2 => json!({"informer": {
+                        "methods": ["add_handler", "start", "list_reply", "list_error", "watch_open",
+                                    "watch_error", "watch_event", "watch_end", "state"],
+                        "behaves_like": null, "initial": false, "resync": false, "watch_list": true}}),
+                    1 => json!({}),
+                    _ => return Err(("unsupported", format!("protocol {protocol}"))),
+                };
+                Ok(json!({"protocol": protocol, "name": "kube-rs", "version": VERSION,
+                          "implementation": IMPLEMENTATION, "components": components}))
+            }
+            "reset" => {
+                self.instances.clear();
+                quiesce().await;
+                self.t0 = Instant::now();
+                self.elapsed_ns = 0;
+                Ok(Value::Null)
+            }
+            "advance" => {
+                let s = req.get("seconds").and_then(Value::as_f64).ok_or_else(|| bad("'seconds'"))?;
+                if s < 0.0 {
+                    return Err(bad("time never goes back"));
+                }
+                self.elapsed_ns += (s * 1e9).round() as u128;
+                let target = self.t0 + Duration::from_nanos(self.elapsed_ns as u64);
+                // The paused clock auto-advances from timer to timer while every task is
+                // idle, so each backoff fires at its own instant, in order.
+                tokio::time::sleep_until(target).await;
+                quiesce().await;
+                Ok(Value::Null)
+            }
+            "create" => {
+                let inst = req.get("instance").and_then(Value::as_str).ok_or_else(|| bad("'instance'"))?;
+                let comp = req.get("component").and_then(Value::as_str).ok_or_else(|| bad("'component'"))?;
+                if comp != "informer" {
+                    return Err(("unsupported", format!("component {comp}")));
+                }
+                let options = req.get("options").cloned().unwrap_or_else(|| json!({}));
+                let resync = options.get("resync").and_then(Value::as_f64).unwrap_or(0.0);
+                if resync != 0.0 {
+                    return Err(("unsupported", "kube's watcher has no resync".into()));
+                }
+                let watch_list = options.get("watch_list").and_then(Value::as_bool).unwrap_or(false);
+                self.instances.insert(
+                    inst.to_string(),
+                    Informer {
+                        seam: Arc::default(),
+                        shared: Arc::default(),
+                        watch_list,
+                        store: None,
+                        task: None,
+                    },
+                );
+                Ok(Value::Null)
+            }
+            "call" => {
+                let inst = req.get("instance").and_then(Value::as_str).ok_or_else(|| bad("'instance'"))?;
+                let method = req.get("method").and_then(Value::as_str).ok_or_else(|| bad("'method'"))?;
+                let args = req.get("args").cloned().unwrap_or_else(|| json!({}));
+                let Some(inf) = self.instances.get_mut(inst) else {
+                    return Err(("no_instance", format!("no instance {inst:?}")));
+                };
+                call(inf, &self.opts, method, &args)?;
+                quiesce().await;
+                Ok(inf.observation())
+            }
+            _ => Err(bad(format!("unknown op {op:?}"))),
+        }
+    }
+}
+
+fn expect_waiting(inf: &Informer, op: &str) -> Result<(), (&'static str, String)> {
+    let w = inf.waiting();
+    if w["op"] != op {
+        return Err(bad(format!("the informer is not waiting for {op:?} ({w})")));
+    }
+    Ok(())
+}
+
+fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(), (&'static str, String)> {
+    match method {
+        "add_handler" => {
+            let name = str_arg(args, "name")?.to_string();
+            let raises = args.get("raises").and_then(Value::as_bool).unwrap_or(false);
+            let mut sh = inf.shared.lock().unwrap();
+            if sh.handlers.iter().any(|h| h.name == name) {
+                return Err(bad(format!("handler {name:?} already added")));
+            }
+            sh.handlers.push(Handler { name, raises, view: HashMap::new() });
+        }
+        "start" => {
+            if inf.task.is_some() {
+                return Err(bad("already started"));
+            }
+            inf.start(opts);
+        }
+        "state" => {}
+        "list_reply" => {
+            expect_waiting(inf, "list")?;
+            let objects = args.get("objects").and_then(Value::as_array).ok_or_else(|| bad("'objects'"))?;
+            let rv = str_arg(args, "rv")?;
+            let items = objects.iter().map(to_configmap_json).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+            let body = json!({"apiVersion": "v1", "kind": "ConfigMapList",
+                              "metadata": {"resourceVersion": rv}, "items": items});
+            let p = inf.seam.lock().unwrap().list.take().unwrap();
+            let _ = p.reply.send(full(StatusCode::OK, body));
+        }
+        "list_error" | "watch_error" => {
+            let list = method == "list_error";
+            expect_waiting(inf, if list { "list" } else { "watch" })?;
+            let reason = str_arg(args, "reason")?;
+            let (code, r) = reason_code(reason).ok_or_else(|| bad(format!("reason {reason:?}")))?;
+            let resp = full(StatusCode::from_u16(code).unwrap(), status_body(code, r));
+            let mut s = inf.seam.lock().unwrap();
+            let reply = if list { s.list.take().unwrap().reply } else { s.watch.take().unwrap().reply };
+            let _ = reply.send(resp);
+        }
+        "watch_open" => {
+            expect_waiting(inf, "watch")?;
+            let mut s = inf.seam.lock().unwrap();
+            let p = s.watch.take().unwrap();
+            let (tx, rx) = mpsc::unbounded::<Chunk>();
+            let body = StreamBody::new(rx.map(|c| c.map(Frame::data))).boxed_unsync();
+            s.open = Some(OpenWatch { rv: p.rv, initial: p.initial, tx });
+            let _ = p.reply.send(Response::new(body));
+        }
+        "watch_event" => {
+            expect_waiting(inf, "watching")?;
+            let ty = str_arg(args, "type")?;
+            let obj = args.get("object").ok_or_else(|| bad("'args.object'"))?;
+            let line = if ty == "BOOKMARK" {
+                let rv = obj.get("rv").and_then(Value::as_str).unwrap_or("");
+                let mut meta = json!({"resourceVersion": rv});
+                if args.get("initial_events_end").and_then(Value::as_bool) == Some(true) {
+                    meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+                }
+                json!({"type": "BOOKMARK", "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}})
+            } else if ["ADDED", "MODIFIED", "DELETED"].contains(&ty) {
+                json!({"type": ty, "object": to_configmap_json(obj).map_err(bad)?})
+            } else {
+                return Err(bad(format!("event type {ty:?}")));
+            };
+            send_line(inf, &line);
+        }
+        "watch_end" => {
+            expect_waiting(inf, "watching")?;
+            let how = str_arg(args, "how")?;
+            match how {
+                "clean" => {}
+                "expired" | "internal" => {
+                    let (code, r) = reason_code(how).unwrap();
+                    send_line(inf, &json!({"type": "ERROR", "object": status_body(code, r)}));
+                }
+                "reset" => {
+                    let s = inf.seam.lock().unwrap();
+                    let err = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection reset by peer");
+                    let _ = s.open.as_ref().unwrap().tx.unbounded_send(Err(err));
+                }
+                _ => return Err(bad(format!("watch_end how {how:?}"))),
+            }
+            inf.seam.lock().unwrap().open = None; // dropping the sender ends the body
+        }
+        _ => return Err(("unsupported", format!("method {method:?}"))),
+    }
+    Ok(())
+}
+
+fn send_line(inf: &Informer, line: &Value) {
+    let mut bytes = serde_json::to_vec(line).unwrap();
+    bytes.push(b'\n');
+    let s = inf.seam.lock().unwrap();
+    let _ = s.open.as_ref().unwrap().tx.unbounded_send(Ok(Bytes::from(bytes)));
+}
+
+fn main() {
+    let mut opts = Opts { init: InitMode::Stream, seeded_backoff: true };
+    for a in std::env::args().skip(1) {
+        match a.as_str() {
+            "--init=stream" => opts.init = InitMode::Stream,
+            "--init=defer" => opts.init = InitMode::Defer,
+            "--backoff=seeded" => opts.seeded_backoff = true,
+            "--backoff=default" => opts.seeded_backoff = false,
+            _ => {
+                eprintln!("usage: kube-rs-adapter [--init=stream|defer] [--backoff=seeded|default]");
+                std::process::exit(3);
+            }
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .on_thread_park(on_park)
+        .build()
+        .expect("tokio runtime");
+    let t0 = rt.block_on(async { Instant::now() });
+    let mut adapter = Adapter { opts, instances: HashMap::new(), t0, elapsed_ns: 0 };
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim_end_matches('\r');
+        let (id, answer) = match serde_json::from_str::<Value>(line) {
+            Ok(req) => {
+                let id = req.get("id").cloned().unwrap_or(Value::Null);
+                (id, rt.block_on(adapter.handle(&req)))
+            }
+            Err(e) => (Value::Null, Err(bad(format!("not JSON: {e}")))),
+        };
+        let resp = match answer {
+            Ok(result) => json!({"id": id, "result": result}),
+            Err((kind, message)) => json!({"id": id, "error": {"kind": kind, "message": message}}),
+        };
+        let mut out = serde_json::to_vec(&resp).unwrap();
+        out.push(b'\n');
+        if stdout.write_all(&out).and_then(|_| stdout.flush()).is_err() {
+            break;
+        }
+    }
+    drop(adapter);
+}
