@@ -260,8 +260,12 @@ enum InitMode {
     /// InitApply events reach the handlers when the stream yields them (before the store
     /// holds them: kube swaps its buffer in at InitDone).
     Stream,
-    /// The consumer holds InitApply events back and runs them after InitDone.
-    Defer,
+    /// The consumer buffers InitApply events until InitDone, as the docs of
+    /// `watcher::Event::InitApply` advise when a complete set matters.
+    Buffer,
+    /// As `Buffer`, and at InitDone each handler is also told of the keys it had that the
+    /// relist did not name, as the docs of `watcher::Event::InitDone` say to assume.
+    BufferDeletes,
 }
 
 struct Opts {
@@ -301,6 +305,42 @@ fn dispatch(shared: &Mutex<Shared>, store: &Store<ConfigMap>, ev: &watcher::Even
             }
         }
     }
+    if let Some(name) = panic_after {
+        panic!("handler {name} raises");
+    }
+}
+
+/// `BufferDeletes` at InitDone: every key a handler has that the relist did not name is
+/// deleted from its view, with the last object it was given (its final state unknown:
+/// reported as a tombstone).
+fn dispatch_vanished(
+    shared: &Mutex<Shared>,
+    store: &Store<ConfigMap>,
+    listed: &std::collections::HashSet<String>,
+) {
+    let mut panic_after = None;
+    let mut sh = shared.lock().unwrap();
+    let Shared { handlers, calls } = &mut *sh;
+    'handlers: for h in handlers.iter_mut() {
+        let mut gone: Vec<(String, String)> =
+            h.view.iter().filter(|(k, _)| !listed.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        gone.sort();
+        for (key, rv) in gone {
+            h.view.remove(&key);
+            let cache = store
+                .state()
+                .iter()
+                .find(|o| key_of(o) == key)
+                .map_or(Value::Null, |o| json!(rv_of(o)));
+            calls.push(json!({"handler": h.name, "kind": "delete", "key": key, "rv": rv,
+                              "tombstone": true, "cache": cache}));
+            if h.raises {
+                panic_after = Some(h.name.clone());
+                break 'handlers;
+            }
+        }
+    }
+    drop(sh);
     if let Some(name) = panic_after {
         panic!("handler {name} raises");
     }
@@ -353,9 +393,20 @@ impl Informer {
                 bump();
                 match item {
                     Ok(ev) => match (init, &ev) {
-                        (InitMode::Defer, watcher::Event::Init) => held.clear(),
-                        (InitMode::Defer, watcher::Event::InitApply(_)) => held.push(ev),
-                        (InitMode::Defer, watcher::Event::InitDone) => {
+                        (InitMode::Stream, _) => dispatch(&shared, &reader, &ev),
+                        (_, watcher::Event::Init) => held.clear(),
+                        (_, watcher::Event::InitApply(_)) => held.push(ev),
+                        (_, watcher::Event::InitDone) => {
+                            if init == InitMode::BufferDeletes {
+                                let listed = held
+                                    .iter()
+                                    .filter_map(|e| match e {
+                                        watcher::Event::InitApply(o) => Some(key_of(o)),
+                                        _ => None,
+                                    })
+                                    .collect();
+                                dispatch_vanished(&shared, &reader, &listed);
+                            }
                             for e in held.drain(..) {
                                 dispatch(&shared, &reader, &e);
                             }
@@ -639,11 +690,12 @@ fn main() {
     for a in std::env::args().skip(1) {
         match a.as_str() {
             "--init=stream" => opts.init = InitMode::Stream,
-            "--init=defer" => opts.init = InitMode::Defer,
+            "--init=buffer" => opts.init = InitMode::Buffer,
+            "--init=buffer-deletes" => opts.init = InitMode::BufferDeletes,
             "--backoff=seeded" => opts.seeded_backoff = true,
             "--backoff=default" => opts.seeded_backoff = false,
             _ => {
-                eprintln!("usage: kube-rs-adapter [--init=stream|defer] [--backoff=seeded|default]");
+                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default]");
                 std::process::exit(3);
             }
         }
