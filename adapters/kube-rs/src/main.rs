@@ -685,17 +685,114 @@ fn send_line(inf: &Informer, line: &Value) {
     let _ = s.open.as_ref().unwrap().tx.unbounded_send(Ok(Bytes::from(bytes)));
 }
 
+/// `--applier-check`: kube's controller applier (`kube::runtime::applier`) over a filled
+/// store and a scripted trigger stream, on the paused clock. Each reconcile takes 10 s;
+/// triggers arrive while runs are in progress. Prints the runs and checks that no key is
+/// reconciled twice at once (WQ-5), that a trigger during a run leads to one more run after
+/// it (WQ-4), and that triggers during one run merge into one. Exit 0 if all hold.
+fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
+    use kube::runtime::{applier, controller::{Action, Config as ControllerConfig}};
+    use std::convert::Infallible;
+    rt.block_on(async {
+        let t0 = Instant::now();
+        let ms = move || (Instant::now() - t0).as_millis();
+        let (reader, mut writer) = reflector::store::<ConfigMap>();
+        let cm = |n: &str| -> ConfigMap {
+            let o = json!({"namespace": "", "name": n, "rv": "1", "labels": {}});
+            serde_json::from_value(to_configmap_json(&o).unwrap()).unwrap()
+        };
+        writer.apply_watcher_event(&watcher::Event::Init);
+        for n in ["a", "b"] {
+            writer.apply_watcher_event(&watcher::Event::InitApply(cm(n)));
+        }
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let runs: Arc<Mutex<Vec<(String, u128, Option<u128>)>>> = Arc::default();
+        let log = runs.clone();
+        let reconciler = move |obj: Arc<ConfigMap>, _ctx: Arc<()>| {
+            let log = log.clone();
+            let key = key_of(&obj);
+            Box::pin(async move {
+                let i = {
+                    let mut l = log.lock().unwrap();
+                    l.push((key, ms(), None));
+                    l.len() - 1
+                };
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                log.lock().unwrap()[i].2 = Some(ms());
+                Ok::<Action, Infallible>(Action::await_change())
+            })
+        };
+        let (tx, rx) = mpsc::unbounded::<Result<ObjectRef<ConfigMap>, Infallible>>();
+        let stream = applier(
+            reconciler,
+            |_obj, _err: &Infallible, _ctx| Action::await_change(),
+            Arc::new(()),
+            reader,
+            rx,
+            ControllerConfig::default(),
+        );
+        let driver = tokio::spawn(stream.for_each(|_| async {}));
+        // (time in ms, key) of every trigger
+        let script: [(u64, &str); 6] = [(0, "a"), (0, "b"), (1000, "a"), (2000, "a"), (5000, "b"), (10500, "a")];
+        let mut sent = Vec::new();
+        for (at, key) in script {
+            tokio::time::sleep_until(t0 + Duration::from_millis(at)).await;
+            quiesce().await;
+            tx.unbounded_send(Ok(ObjectRef::new(key))).unwrap();
+            sent.push((at as u128, key.to_string()));
+            quiesce().await;
+        }
+        tokio::time::sleep_until(t0 + Duration::from_secs(60)).await;
+        quiesce().await;
+        drop(tx);
+        driver.abort();
+        let runs = runs.lock().unwrap().clone();
+        let mut ok = true;
+        for (key, start, end) in &runs {
+            println!("{}", json!({"reconcile": key, "start_ms": start, "end_ms": end}));
+        }
+        for key in ["a", "b"] {
+            let mine: Vec<_> = runs.iter().filter(|r| r.0 == key).collect();
+            for w in mine.windows(2) {
+                if w[0].2.is_none_or(|end| w[1].1 < end) {
+                    println!("{}", json!({"violation": "WQ-5", "key": key, "detail": "two reconciles at once"}));
+                    ok = false;
+                }
+            }
+            for (at, k) in sent.iter().filter(|s| s.1 == key) {
+                // a trigger at `at` must be followed by a run that starts at or after it
+                if !mine.iter().any(|r| r.1 >= *at) {
+                    println!("{}", json!({"violation": "WQ-4", "key": k, "trigger_ms": at}));
+                    ok = false;
+                }
+            }
+        }
+        // a: runs at 0, 10 s (the triggers at 1 s and 2 s merged), 20 s (the trigger at 10.5 s); b: 0, 10 s
+        let starts = |k: &str| runs.iter().filter(|r| r.0 == k).map(|r| r.1).collect::<Vec<_>>();
+        let expected = (vec![0, 10000, 20000], vec![0, 10000]);
+        if (starts("a"), starts("b")) != expected {
+            println!("{}", json!({"violation": "merge", "a": starts("a"), "b": starts("b"),
+                                   "expected": {"a": expected.0, "b": expected.1}}));
+            ok = false;
+        }
+        println!("{}", json!({"applier_check": if ok { "pass" } else { "fail" }}));
+        i32::from(!ok)
+    })
+}
+
 fn main() {
     let mut opts = Opts { init: InitMode::Stream, seeded_backoff: true };
+    let mut check_applier = false;
     for a in std::env::args().skip(1) {
         match a.as_str() {
+            "--applier-check" => check_applier = true,
             "--init=stream" => opts.init = InitMode::Stream,
             "--init=buffer" => opts.init = InitMode::Buffer,
             "--init=buffer-deletes" => opts.init = InitMode::BufferDeletes,
             "--backoff=seeded" => opts.seeded_backoff = true,
             "--backoff=default" => opts.seeded_backoff = false,
             _ => {
-                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default]");
+                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] | --applier-check");
                 std::process::exit(3);
             }
         }
@@ -706,6 +803,9 @@ fn main() {
         .on_thread_park(on_park)
         .build()
         .expect("tokio runtime");
+    if check_applier {
+        std::process::exit(applier_check(&rt));
+    }
     let t0 = rt.block_on(async { Instant::now() });
     let mut adapter = Adapter { opts, instances: HashMap::new(), t0, elapsed_ns: 0 };
     let stdin = std::io::stdin();
