@@ -271,6 +271,12 @@ enum InitMode {
 struct Opts {
     init: InitMode,
     seeded_backoff: bool,
+    /// `watch_error expired` is sent as a 200 whose body is one 410 ERROR event (what an
+    /// API server's watch cache answers for an expired resourceVersion) instead of an
+    /// HTTP 410.
+    watch_410_as_event: bool,
+    /// Declare `watch_list` in `hello` (off: the harness never asks for streaming lists).
+    declare_watch_list: bool,
 }
 
 fn dispatch(shared: &Mutex<Shared>, store: &Store<ConfigMap>, ev: &watcher::Event<ConfigMap>) {
@@ -515,7 +521,8 @@ impl Adapter {
                     2 => json!({"informer": {
                         "methods": ["add_handler", "start", "list_reply", "list_error", "watch_open",
                                     "watch_error", "watch_event", "watch_end", "state"],
-                        "behaves_like": null, "initial": false, "resync": false, "watch_list": true}}),
+                        "behaves_like": null, "initial": false, "resync": false,
+                        "watch_list": self.opts.declare_watch_list}}),
                     1 => json!({}),
                     _ => return Err(("unsupported", format!("protocol {protocol}"))),
                 };
@@ -623,7 +630,14 @@ fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(
             expect_waiting(inf, if list { "list" } else { "watch" })?;
             let reason = str_arg(args, "reason")?;
             let (code, r) = reason_code(reason).ok_or_else(|| bad(format!("reason {reason:?}")))?;
-            let resp = full(StatusCode::from_u16(code).unwrap(), status_body(code, r));
+            let resp = if !list && code == 410 && opts.watch_410_as_event {
+                let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": status_body(code, r)})).unwrap();
+                line.push(b'\n');
+                let body = Full::new(Bytes::from(line)).map_err(|never| match never {}).boxed_unsync();
+                Response::new(body)
+            } else {
+                full(StatusCode::from_u16(code).unwrap(), status_body(code, r))
+            };
             let mut s = inf.seam.lock().unwrap();
             let reply = if list { s.list.take().unwrap().reply } else { s.watch.take().unwrap().reply };
             let _ = reply.send(resp);
@@ -781,7 +795,7 @@ fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
 }
 
 fn main() {
-    let mut opts = Opts { init: InitMode::Stream, seeded_backoff: true };
+    let mut opts = Opts { init: InitMode::Stream, seeded_backoff: true, watch_410_as_event: false, declare_watch_list: true };
     let mut check_applier = false;
     for a in std::env::args().skip(1) {
         match a.as_str() {
@@ -791,8 +805,12 @@ fn main() {
             "--init=buffer-deletes" => opts.init = InitMode::BufferDeletes,
             "--backoff=seeded" => opts.seeded_backoff = true,
             "--backoff=default" => opts.seeded_backoff = false,
+            "--watch-410=status" => opts.watch_410_as_event = false,
+            "--watch-410=event" => opts.watch_410_as_event = true,
+            "--watch-list=on" => opts.declare_watch_list = true,
+            "--watch-list=off" => opts.declare_watch_list = false,
             _ => {
-                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] | --applier-check");
+                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] [--watch-410=status|event] [--watch-list=on|off] | --applier-check");
                 std::process::exit(3);
             }
         }
