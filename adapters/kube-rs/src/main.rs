@@ -143,7 +143,11 @@ fn make_client(seam: Arc<Mutex<Seam>>) -> Client {
                 let mut s = seam.lock().unwrap();
                 if q.get("watch").map(String::as_str) == Some("true") {
                     let initial = q.get("sendInitialEvents").map(String::as_str) == Some("true");
-                    s.watch = Some(PendingWatch { rv, initial, reply: tx });
+                    s.watch = Some(PendingWatch {
+                        rv,
+                        initial,
+                        reply: tx,
+                    });
                 } else {
                     s.list = Some(PendingList { rv, reply: tx });
                 }
@@ -162,7 +166,9 @@ fn make_client(seam: Arc<Mutex<Seam>>) -> Client {
 
 fn full(status: StatusCode, body: Value) -> Response<RespBody> {
     let bytes = Bytes::from(serde_json::to_vec(&body).unwrap());
-    let body = Full::new(bytes).map_err(|never| match never {}).boxed_unsync();
+    let body = Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync();
     let mut resp = Response::new(body);
     *resp.status_mut() = status;
     resp
@@ -186,9 +192,15 @@ fn reason_code(reason: &str) -> Option<(u16, &'static str)> {
 // Objects.
 
 fn to_configmap_json(o: &Value) -> Result<Value, String> {
-    let name = o.get("name").and_then(Value::as_str).ok_or("object needs 'name'")?;
+    let name = o
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("object needs 'name'")?;
     let ns = o.get("namespace").and_then(Value::as_str).unwrap_or("");
-    let rv = o.get("rv").and_then(Value::as_str).ok_or("object needs 'rv'")?;
+    let rv = o
+        .get("rv")
+        .and_then(Value::as_str)
+        .ok_or("object needs 'rv'")?;
     let labels = o.get("labels").cloned().unwrap_or_else(|| json!({}));
     let mut meta = Map::new();
     meta.insert("name".into(), json!(name));
@@ -328,8 +340,12 @@ fn dispatch_vanished(
     let mut sh = shared.lock().unwrap();
     let Shared { handlers, calls } = &mut *sh;
     'handlers: for h in handlers.iter_mut() {
-        let mut gone: Vec<(String, String)> =
-            h.view.iter().filter(|(k, _)| !listed.contains(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut gone: Vec<(String, String)> = h
+            .view
+            .iter()
+            .filter(|(k, _)| !listed.contains(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         gone.sort();
         for (key, rv) in gone {
             h.view.remove(&key);
@@ -338,8 +354,10 @@ fn dispatch_vanished(
                 .iter()
                 .find(|o| key_of(o) == key)
                 .map_or(Value::Null, |o| json!(rv_of(o)));
-            calls.push(json!({"handler": h.name, "kind": "delete", "key": key, "rv": rv,
-                              "tombstone": true, "cache": cache}));
+            calls.push(
+                json!({"handler": h.name, "kind": "delete", "key": key, "rv": rv,
+                              "tombstone": true, "cache": cache}),
+            );
             if h.raises {
                 panic_after = Some(h.name.clone());
                 break 'handlers;
@@ -391,7 +409,9 @@ impl Informer {
         self.store = Some(reader.clone());
         let shared = self.shared.clone();
         let init = opts.init;
-        let stream = watcher::watcher(api, cfg).backoff(backoff(opts.seeded_backoff)).reflect(writer);
+        let stream = watcher::watcher(api, cfg)
+            .backoff(backoff(opts.seeded_backoff))
+            .reflect(writer);
         self.task = Some(tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             let mut held: Vec<watcher::Event<ConfigMap>> = Vec::new();
@@ -468,7 +488,11 @@ impl Informer {
         let (has_synced, mut cache) = match &self.store {
             Some(store) => (
                 matches!(store.wait_until_ready().now_or_never(), Some(Ok(()))),
-                store.state().iter().map(|o| (key_of(o), from_configmap(o))).collect::<Vec<_>>(),
+                store
+                    .state()
+                    .iter()
+                    .map(|o| (key_of(o), from_configmap(o)))
+                    .collect::<Vec<_>>(),
             ),
             None => (false, Vec::new()),
         };
@@ -508,12 +532,17 @@ fn bad(msg: impl Into<String>) -> (&'static str, String) {
 }
 
 fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, (&'static str, String)> {
-    args.get(name).and_then(Value::as_str).ok_or_else(|| bad(format!("'args.{name}' must be a string")))
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(format!("'args.{name}' must be a string")))
 }
 
 impl Adapter {
     async fn handle(&mut self, req: &Value) -> Answer {
-        let op = req.get("op").and_then(Value::as_str).ok_or_else(|| bad("missing 'op'"))?;
+        let op = req
+            .get("op")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("missing 'op'"))?;
         match op {
             "hello" => {
                 let protocol = req.get("protocol").and_then(Value::as_i64).unwrap_or(1);
@@ -526,8 +555,10 @@ impl Adapter {
                     1 => json!({}),
                     _ => return Err(("unsupported", format!("protocol {protocol}"))),
                 };
-                Ok(json!({"protocol": protocol, "name": "kube-rs", "version": VERSION,
-                          "implementation": IMPLEMENTATION, "components": components}))
+                Ok(
+                    json!({"protocol": protocol, "name": "kube-rs", "version": VERSION,
+                          "implementation": IMPLEMENTATION, "components": components}),
+                )
             }
             "reset" => {
                 self.instances.clear();
@@ -537,7 +568,10 @@ impl Adapter {
                 Ok(Value::Null)
             }
             "advance" => {
-                let s = req.get("seconds").and_then(Value::as_f64).ok_or_else(|| bad("'seconds'"))?;
+                let s = req
+                    .get("seconds")
+                    .and_then(Value::as_f64)
+                    .ok_or_else(|| bad("'seconds'"))?;
                 if s < 0.0 {
                     return Err(bad("time never goes back"));
                 }
@@ -550,8 +584,14 @@ impl Adapter {
                 Ok(Value::Null)
             }
             "create" => {
-                let inst = req.get("instance").and_then(Value::as_str).ok_or_else(|| bad("'instance'"))?;
-                let comp = req.get("component").and_then(Value::as_str).ok_or_else(|| bad("'component'"))?;
+                let inst = req
+                    .get("instance")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad("'instance'"))?;
+                let comp = req
+                    .get("component")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad("'component'"))?;
                 if comp != "informer" {
                     return Err(("unsupported", format!("component {comp}")));
                 }
@@ -560,7 +600,10 @@ impl Adapter {
                 if resync != 0.0 {
                     return Err(("unsupported", "kube's watcher has no resync".into()));
                 }
-                let watch_list = options.get("watch_list").and_then(Value::as_bool).unwrap_or(false);
+                let watch_list = options
+                    .get("watch_list")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 self.instances.insert(
                     inst.to_string(),
                     Informer {
@@ -574,8 +617,14 @@ impl Adapter {
                 Ok(Value::Null)
             }
             "call" => {
-                let inst = req.get("instance").and_then(Value::as_str).ok_or_else(|| bad("'instance'"))?;
-                let method = req.get("method").and_then(Value::as_str).ok_or_else(|| bad("'method'"))?;
+                let inst = req
+                    .get("instance")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad("'instance'"))?;
+                let method = req
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad("'method'"))?;
                 let args = req.get("args").cloned().unwrap_or_else(|| json!({}));
                 let Some(inf) = self.instances.get_mut(inst) else {
                     return Err(("no_instance", format!("no instance {inst:?}")));
@@ -597,7 +646,12 @@ fn expect_waiting(inf: &Informer, op: &str) -> Result<(), (&'static str, String)
     Ok(())
 }
 
-fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(), (&'static str, String)> {
+fn call(
+    inf: &mut Informer,
+    opts: &Opts,
+    method: &str,
+    args: &Value,
+) -> Result<(), (&'static str, String)> {
     match method {
         "add_handler" => {
             let name = str_arg(args, "name")?.to_string();
@@ -606,7 +660,11 @@ fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(
             if sh.handlers.iter().any(|h| h.name == name) {
                 return Err(bad(format!("handler {name:?} already added")));
             }
-            sh.handlers.push(Handler { name, raises, view: HashMap::new() });
+            sh.handlers.push(Handler {
+                name,
+                raises,
+                view: HashMap::new(),
+            });
         }
         "start" => {
             if inf.task.is_some() {
@@ -617,9 +675,16 @@ fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(
         "state" => {}
         "list_reply" => {
             expect_waiting(inf, "list")?;
-            let objects = args.get("objects").and_then(Value::as_array).ok_or_else(|| bad("'objects'"))?;
+            let objects = args
+                .get("objects")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("'objects'"))?;
             let rv = str_arg(args, "rv")?;
-            let items = objects.iter().map(to_configmap_json).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+            let items = objects
+                .iter()
+                .map(to_configmap_json)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(bad)?;
             let body = json!({"apiVersion": "v1", "kind": "ConfigMapList",
                               "metadata": {"resourceVersion": rv}, "items": items});
             let p = inf.seam.lock().unwrap().list.take().unwrap();
@@ -631,15 +696,23 @@ fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(
             let reason = str_arg(args, "reason")?;
             let (code, r) = reason_code(reason).ok_or_else(|| bad(format!("reason {reason:?}")))?;
             let resp = if !list && code == 410 && opts.watch_410_as_event {
-                let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": status_body(code, r)})).unwrap();
+                let mut line =
+                    serde_json::to_vec(&json!({"type": "ERROR", "object": status_body(code, r)}))
+                        .unwrap();
                 line.push(b'\n');
-                let body = Full::new(Bytes::from(line)).map_err(|never| match never {}).boxed_unsync();
+                let body = Full::new(Bytes::from(line))
+                    .map_err(|never| match never {})
+                    .boxed_unsync();
                 Response::new(body)
             } else {
                 full(StatusCode::from_u16(code).unwrap(), status_body(code, r))
             };
             let mut s = inf.seam.lock().unwrap();
-            let reply = if list { s.list.take().unwrap().reply } else { s.watch.take().unwrap().reply };
+            let reply = if list {
+                s.list.take().unwrap().reply
+            } else {
+                s.watch.take().unwrap().reply
+            };
             let _ = reply.send(resp);
         }
         "watch_open" => {
@@ -648,7 +721,11 @@ fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(
             let p = s.watch.take().unwrap();
             let (tx, rx) = mpsc::unbounded::<Chunk>();
             let body = StreamBody::new(rx.map(|c| c.map(Frame::data))).boxed_unsync();
-            s.open = Some(OpenWatch { rv: p.rv, initial: p.initial, tx });
+            s.open = Some(OpenWatch {
+                rv: p.rv,
+                initial: p.initial,
+                tx,
+            });
             let _ = p.reply.send(Response::new(body));
         }
         "watch_event" => {
@@ -676,11 +753,17 @@ fn call(inf: &mut Informer, opts: &Opts, method: &str, args: &Value) -> Result<(
                 "clean" => {}
                 "expired" | "internal" => {
                     let (code, r) = reason_code(how).unwrap();
-                    send_line(inf, &json!({"type": "ERROR", "object": status_body(code, r)}));
+                    send_line(
+                        inf,
+                        &json!({"type": "ERROR", "object": status_body(code, r)}),
+                    );
                 }
                 "reset" => {
                     let s = inf.seam.lock().unwrap();
-                    let err = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection reset by peer");
+                    let err = std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "connection reset by peer",
+                    );
                     let _ = s.open.as_ref().unwrap().tx.unbounded_send(Err(err));
                 }
                 _ => return Err(bad(format!("watch_end how {how:?}"))),
@@ -696,7 +779,12 @@ fn send_line(inf: &Informer, line: &Value) {
     let mut bytes = serde_json::to_vec(line).unwrap();
     bytes.push(b'\n');
     let s = inf.seam.lock().unwrap();
-    let _ = s.open.as_ref().unwrap().tx.unbounded_send(Ok(Bytes::from(bytes)));
+    let _ = s
+        .open
+        .as_ref()
+        .unwrap()
+        .tx
+        .unbounded_send(Ok(Bytes::from(bytes)));
 }
 
 /// `--applier-check`: kube's controller applier (`kube::runtime::applier`) over a filled
@@ -705,7 +793,10 @@ fn send_line(inf: &Informer, line: &Value) {
 /// reconciled twice at once (WQ-5), that a trigger during a run leads to one more run after
 /// it (WQ-4), and that triggers during one run merge into one. Exit 0 if all hold.
 fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
-    use kube::runtime::{applier, controller::{Action, Config as ControllerConfig}};
+    use kube::runtime::{
+        applier,
+        controller::{Action, Config as ControllerConfig},
+    };
     use std::convert::Infallible;
     rt.block_on(async {
         let t0 = Instant::now();
@@ -747,7 +838,14 @@ fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
         );
         let driver = tokio::spawn(stream.for_each(|_| async {}));
         // (time in ms, key) of every trigger
-        let script: [(u64, &str); 6] = [(0, "a"), (0, "b"), (1000, "a"), (2000, "a"), (5000, "b"), (10500, "a")];
+        let script: [(u64, &str); 6] = [
+            (0, "a"),
+            (0, "b"),
+            (1000, "a"),
+            (2000, "a"),
+            (5000, "b"),
+            (10500, "a"),
+        ];
         let mut sent = Vec::new();
         for (at, key) in script {
             tokio::time::sleep_until(t0 + Duration::from_millis(at)).await;
@@ -763,39 +861,64 @@ fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
         let runs = runs.lock().unwrap().clone();
         let mut ok = true;
         for (key, start, end) in &runs {
-            println!("{}", json!({"reconcile": key, "start_ms": start, "end_ms": end}));
+            println!(
+                "{}",
+                json!({"reconcile": key, "start_ms": start, "end_ms": end})
+            );
         }
         for key in ["a", "b"] {
             let mine: Vec<_> = runs.iter().filter(|r| r.0 == key).collect();
             for w in mine.windows(2) {
                 if w[0].2.is_none_or(|end| w[1].1 < end) {
-                    println!("{}", json!({"violation": "WQ-5", "key": key, "detail": "two reconciles at once"}));
+                    println!(
+                        "{}",
+                        json!({"violation": "WQ-5", "key": key, "detail": "two reconciles at once"})
+                    );
                     ok = false;
                 }
             }
             for (at, k) in sent.iter().filter(|s| s.1 == key) {
                 // a trigger at `at` must be followed by a run that starts at or after it
                 if !mine.iter().any(|r| r.1 >= *at) {
-                    println!("{}", json!({"violation": "WQ-4", "key": k, "trigger_ms": at}));
+                    println!(
+                        "{}",
+                        json!({"violation": "WQ-4", "key": k, "trigger_ms": at})
+                    );
                     ok = false;
                 }
             }
         }
         // a: runs at 0, 10 s (the triggers at 1 s and 2 s merged), 20 s (the trigger at 10.5 s); b: 0, 10 s
-        let starts = |k: &str| runs.iter().filter(|r| r.0 == k).map(|r| r.1).collect::<Vec<_>>();
+        let starts = |k: &str| {
+            runs.iter()
+                .filter(|r| r.0 == k)
+                .map(|r| r.1)
+                .collect::<Vec<_>>()
+        };
         let expected = (vec![0, 10000, 20000], vec![0, 10000]);
         if (starts("a"), starts("b")) != expected {
-            println!("{}", json!({"violation": "merge", "a": starts("a"), "b": starts("b"),
-                                   "expected": {"a": expected.0, "b": expected.1}}));
+            println!(
+                "{}",
+                json!({"violation": "merge", "a": starts("a"), "b": starts("b"),
+                                   "expected": {"a": expected.0, "b": expected.1}})
+            );
             ok = false;
         }
-        println!("{}", json!({"applier_check": if ok { "pass" } else { "fail" }}));
+        println!(
+            "{}",
+            json!({"applier_check": if ok { "pass" } else { "fail" }})
+        );
         i32::from(!ok)
     })
 }
 
 fn main() {
-    let mut opts = Opts { init: InitMode::Stream, seeded_backoff: true, watch_410_as_event: false, declare_watch_list: true };
+    let mut opts = Opts {
+        init: InitMode::Stream,
+        seeded_backoff: true,
+        watch_410_as_event: false,
+        declare_watch_list: true,
+    };
     let mut check_applier = false;
     for a in std::env::args().skip(1) {
         match a.as_str() {
@@ -825,7 +948,12 @@ fn main() {
         std::process::exit(applier_check(&rt));
     }
     let t0 = rt.block_on(async { Instant::now() });
-    let mut adapter = Adapter { opts, instances: HashMap::new(), t0, elapsed_ns: 0 };
+    let mut adapter = Adapter {
+        opts,
+        instances: HashMap::new(),
+        t0,
+        elapsed_ns: 0,
+    };
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lock().lines() {
