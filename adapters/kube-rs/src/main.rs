@@ -912,6 +912,109 @@ fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
     })
 }
 
+/// `--controller-relist-check`: a whole `kube::runtime::Controller` on the seam, listing in
+/// pages of one object (`watcher::Config::page_size(1)`). After the first list (a, b) the
+/// watch ends with a 410 ERROR event; the relist's first page brings a new object c, its
+/// second page a (b is gone); with `one_page` the relist is one page [c, a]. Checks that c, in the store once the relist is done, is
+/// reconciled at least once with what the store holds (CTRL-1). Exit 0 if it is.
+fn controller_relist_check(rt: &tokio::runtime::Runtime, one_page: bool) -> i32 {
+    use kube::runtime::controller::{Action, Controller};
+    use std::convert::Infallible;
+    rt.block_on(async {
+        let t0 = Instant::now();
+        let ms = move || (Instant::now() - t0).as_millis();
+        let seam: Arc<Mutex<Seam>> = Arc::default();
+        let api: Api<ConfigMap> = Api::all(make_client(seam.clone()));
+        let log: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let rlog = log.clone();
+        let stream = Controller::new(api, watcher::Config::default().page_size(1)).run(
+            move |obj: Arc<ConfigMap>, _ctx: Arc<()>| {
+                let rlog = rlog.clone();
+                async move {
+                    rlog.lock().unwrap().push(
+                        json!({"reconcile": key_of(&obj), "rv": rv_of(&obj), "at_ms": ms()}),
+                    );
+                    Ok::<Action, Infallible>(Action::await_change())
+                }
+            },
+            |_obj, _err: &Infallible, _ctx| Action::await_change(),
+            Arc::new(()),
+        );
+        let elog = log.clone();
+        let task = tokio::spawn(stream.for_each(move |r| {
+            if let Err(e) = r {
+                elog.lock().unwrap().push(json!({"controller_error": e.to_string(), "at_ms": ms()}));
+            }
+            async {}
+        }));
+        let obj = |n: &str, rv: &str| to_configmap_json(&json!({"namespace": "", "name": n, "rv": rv, "labels": {}})).unwrap();
+        let page = |items: Vec<Value>, cont: &str, rv: &str| {
+            full(StatusCode::OK, json!({"apiVersion": "v1", "kind": "ConfigMapList",
+                "metadata": {"resourceVersion": rv, "continue": cont}, "items": items}))
+        };
+        let step = |what: &str, log: &Arc<Mutex<Vec<Value>>>| {
+            log.lock().unwrap().push(json!({"step": what, "at_ms": ms()}));
+        };
+        let answer_list = |resp: Response<RespBody>| -> bool {
+            match seam.lock().unwrap().list.take() {
+                Some(p) => p.reply.send(resp).is_ok(),
+                None => false,
+            }
+        };
+        let mut ok = true;
+        quiesce().await;
+        step("list page 1/2: [a@2], continue", &log);
+        ok &= answer_list(page(vec![obj("a", "2")], "p2", "3"));
+        quiesce().await;
+        step("list page 2/2: [b@3] at rv 3", &log);
+        ok &= answer_list(page(vec![obj("b", "3")], "", "3"));
+        quiesce().await;
+        step("watch from rv 3: a 410 ERROR event, then the end", &log);
+        let expired = {
+            let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": status_body(410, "Expired")})).unwrap();
+            line.push(b'\n');
+            Response::new(Full::new(Bytes::from(line)).map_err(|never| match never {}).boxed_unsync())
+        };
+        ok &= match seam.lock().unwrap().watch.take() {
+            Some(p) => p.reply.send(expired).is_ok(),
+            None => false,
+        };
+        quiesce().await;
+        tokio::time::sleep_until(t0 + Duration::from_secs(5)).await;
+        quiesce().await;
+        if one_page {
+            step("relist, one page: [c@5, a@2] at rv 6 (b is gone)", &log);
+            ok &= answer_list(page(vec![obj("c", "5"), obj("a", "2")], "", "6"));
+        } else {
+            step("relist page 1/2: [c@5], continue", &log);
+            ok &= answer_list(page(vec![obj("c", "5")], "q2", "6"));
+            quiesce().await;
+            tokio::time::sleep_until(t0 + Duration::from_secs(6)).await;
+            quiesce().await;
+            step("relist page 2/2: [a@2] at rv 6 (b is gone)", &log);
+            ok &= answer_list(page(vec![obj("a", "2")], "", "6"));
+        }
+        quiesce().await;
+        tokio::time::sleep_until(t0 + Duration::from_secs(60)).await;
+        quiesce().await;
+        task.abort();
+        if !ok {
+            println!("{}", json!({"controller_relist_check": "the scenario did not run as scripted"}));
+            return 2;
+        }
+        let log = log.lock().unwrap().clone();
+        for l in &log {
+            println!("{l}");
+        }
+        let c_done = log.iter().any(|l| l["reconcile"] == "c" && l["rv"] == "5");
+        if !c_done {
+            println!("{}", json!({"violation": "CTRL-1", "detail": "c is in the store after the relist but was never reconciled"}));
+        }
+        println!("{}", json!({"controller_relist_check": if c_done { "pass" } else { "fail" }}));
+        i32::from(!c_done)
+    })
+}
+
 fn main() {
     let mut opts = Opts {
         init: InitMode::Stream,
@@ -920,9 +1023,12 @@ fn main() {
         declare_watch_list: true,
     };
     let mut check_applier = false;
+    let mut check_controller = None;
     for a in std::env::args().skip(1) {
         match a.as_str() {
             "--applier-check" => check_applier = true,
+            "--controller-relist-check" => check_controller = Some(false),
+            "--controller-relist-check=one-page" => check_controller = Some(true),
             "--init=stream" => opts.init = InitMode::Stream,
             "--init=buffer" => opts.init = InitMode::Buffer,
             "--init=buffer-deletes" => opts.init = InitMode::BufferDeletes,
@@ -933,7 +1039,7 @@ fn main() {
             "--watch-list=on" => opts.declare_watch_list = true,
             "--watch-list=off" => opts.declare_watch_list = false,
             _ => {
-                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] [--watch-410=status|event] [--watch-list=on|off] | --applier-check");
+                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] [--watch-410=status|event] [--watch-list=on|off] | --applier-check | --controller-relist-check[=one-page]");
                 std::process::exit(3);
             }
         }
@@ -946,6 +1052,9 @@ fn main() {
         .expect("tokio runtime");
     if check_applier {
         std::process::exit(applier_check(&rt));
+    }
+    if let Some(one_page) = check_controller {
+        std::process::exit(controller_relist_check(&rt, one_page));
     }
     let t0 = rt.block_on(async { Instant::now() });
     let mut adapter = Adapter {
