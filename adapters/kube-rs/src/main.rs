@@ -811,7 +811,9 @@ fn applier_check(rt: &tokio::runtime::Runtime) -> i32 {
             writer.apply_watcher_event(&watcher::Event::InitApply(cm(n)));
         }
         writer.apply_watcher_event(&watcher::Event::InitDone);
-        let runs: Arc<Mutex<Vec<(String, u128, Option<u128>)>>> = Arc::default();
+        // (key, start ms, end ms once finished)
+        type Runs = Vec<(String, u128, Option<u128>)>;
+        let runs: Arc<Mutex<Runs>> = Arc::default();
         let log = runs.clone();
         let reconciler = move |obj: Arc<ConfigMap>, _ctx: Arc<()>| {
             let log = log.clone();
