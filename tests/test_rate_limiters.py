@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from refimpl.clock import FakeClock
+from refimpl.clock import FakeClock, to_ns
 from refimpl.workqueue import (
     BucketRateLimiter,
     InMemoryMetricsProvider,
@@ -172,6 +172,39 @@ def test_bucket_refills_with_fake_time_and_caps_at_burst() -> None:
     for _ in range(100):
         assert bucket.when("x") == 0.0
     assert bucket.when("x") == pytest.approx(0.1)
+
+
+# Delays in nanoseconds that golang.org/x/time/rate v0.15.0 (client-go v0.37.2's
+# TypedBucketRateLimiter.When: Reserve().Delay()) gives when the clock steps by
+# ``steps_ns`` before each reservation; measured with Go 1.26.8 calling
+# ReserveN(t, 1).DelayFrom(t). x/time/rate truncates to whole nanoseconds and converts
+# elapsed time with Duration.Seconds, so some delays are a nanosecond short of the
+# exact rational value (the first case is the client-go conformance finding).
+@pytest.mark.parametrize(
+    ("qps", "burst", "steps_ns", "expected_ns"),
+    [
+        (10.0, 1, [0, 15_000_000], [0, 84_999_999]),
+        (10.0, 1, [0, 0, 0], [0, 100_000_000, 200_000_000]),
+        (100.0, 2, [0, 0, 0, 3_000_000, 1_000_000], [0, 0, 10_000_000, 17_000_000, 25_999_999]),
+        (
+            1.0,
+            3,
+            [0, 0, 0, 0, 1_000_000, 2_000_000],
+            [0, 0, 0, 1_000_000_000, 1_999_000_000, 2_997_000_000],
+        ),
+        (3.0, 1, [0, 0, 0], [0, 333_333_333, 666_666_666]),
+    ],
+)
+def test_bucket_delays_equal_x_time_rate_to_the_nanosecond(
+    qps: float, burst: int, steps_ns: list[int], expected_ns: list[int]
+) -> None:
+    clock = FakeClock(0.0)
+    bucket = BucketRateLimiter[str](qps, burst, clock=clock)
+    got = []
+    for step in steps_ns:
+        clock.step_ns(step)
+        got.append(to_ns(bucket.when("x")))
+    assert got == expected_ns
 
 
 def test_bucket_debt_shrinks_as_time_passes() -> None:
