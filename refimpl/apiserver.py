@@ -39,6 +39,7 @@ __all__ = [
     "ERROR",
     "INITIAL_EVENTS_END_ANNOTATION",
     "MODIFIED",
+    "WATCH_LIST_SUPPORT",
     "AlreadyExists",
     "ApiError",
     "ApiServer",
@@ -61,6 +62,7 @@ __all__ = [
     "TooLargeResourceVersion",
     "TooManyRequests",
     "WatchEvent",
+    "WatchListSupport",
     "WatchTimeout",
     "is_expired",
     "is_internal_error",
@@ -76,6 +78,10 @@ MODIFIED: Final = "MODIFIED"
 DELETED: Final = "DELETED"
 BOOKMARK: Final = "BOOKMARK"
 ERROR: Final = "ERROR"
+
+#: How a server answers ``sendInitialEvents=true`` (see :class:`ApiServerCore`).
+WatchListSupport = Literal["watch-cache", "storage", "unsupported"]
+WATCH_LIST_SUPPORT: Final = ("watch-cache", "storage", "unsupported")
 
 #: The annotation on the bookmark that ends the initial events of a watch with
 #: ``send_initial_events=True`` (metav1.InitialEventsAnnotationKey).
@@ -248,10 +254,16 @@ class HistoryEntry:
 
 @attrs.define
 class RequestCounters:
-    """How many requests of each verb the server answered (failed ones included)."""
+    """How many requests of each verb the server answered (failed ones included).
+
+    ``watch_lists`` counts watch requests with ``sendInitialEvents=true`` (client-go's
+    watch-list: the initial state streamed, then the watch); ``watches`` counts every
+    other watch request. Neither counts the other.
+    """
 
     lists: int = 0
     watches: int = 0
+    watch_lists: int = 0
     gets: int = 0
     creates: int = 0
     updates: int = 0
@@ -419,6 +431,17 @@ class ApiServerCore:
     (slow delivery as a schedulable step). ``too_old_watch`` chooses how a watch from a
     compacted resourceVersion fails: ``"error_event"`` (what kube-apiserver does: the
     watch opens and its only event is an ERROR 410) or ``"raise"`` (the request fails).
+
+    ``watch_list`` is how the server answers a watch with ``sendInitialEvents=true``:
+
+    * ``"watch-cache"`` (kube-apiserver with its watch cache, the default): the newest
+      state satisfies "not older than" any rv up to the newest, so no such stream is
+      ever too old; an rv beyond the newest is :class:`TooLargeResourceVersion`.
+    * ``"storage"`` (the watch cache disabled for the resource; served from etcd): the
+      initial events are the state *at* the requested rv (the newest for ``""``), so an
+      rv below the compaction point is 410 Expired (per ``too_old_watch``).
+    * ``"unsupported"`` (a server without the WatchList feature): the request is
+      refused as :class:`Invalid` (422), which makes client-go fall back to a list.
     """
 
     def __init__(
@@ -427,6 +450,7 @@ class ApiServerCore:
         compaction_window: int | None = None,
         deliver_immediately: bool = True,
         too_old_watch: Literal["error_event", "raise"] = "error_event",
+        watch_list: WatchListSupport = "watch-cache",
         uid_prefix: str = "uid-",
     ) -> None:
         if compaction_window is not None and compaction_window < 0:
@@ -441,6 +465,11 @@ class ApiServerCore:
         self.compacted_rv = 1  # writes with rv <= compacted_rv are gone from the log
         self.compaction_window = compaction_window
         self.too_old_watch = too_old_watch
+        if watch_list not in WATCH_LIST_SUPPORT:
+            raise ValueError(
+                f"watch_list must be one of {list(WATCH_LIST_SUPPORT)}, not {watch_list!r}"
+            )
+        self.watch_list: WatchListSupport = watch_list
         self.hold_new_watches = not deliver_immediately
         self.counters = RequestCounters()
         self.request_log: list[RequestRecord] = []
@@ -662,9 +691,12 @@ class ApiServerCore:
           ADDED per current object (key order, each at its own resourceVersion -- *not*
           rv-ordered), then the writes that follow (legacy "get state and start").
           ``send_initial_events=False``: no synthetic events, start at the newest rv.
-        * ``send_initial_events=True`` (needs ``allow_bookmarks``; any rv, never 410):
-          the synthetic ADDED events of the newest state, then a BOOKMARK at that
-          state's rv annotated ``k8s.io/initial-events-end: "true"``, then the writes.
+        * ``send_initial_events=True`` (needs ``allow_bookmarks``; resourceVersionMatch
+          NotOlderThan is implied): synthetic ADDED events of a state not older than the
+          rv (key order), then a BOOKMARK at that state's rv annotated
+          ``k8s.io/initial-events-end: "true"``, then the writes after it. Which state,
+          and when it is 410 or refused: see ``watch_list`` in the class docstring.
+          Counted in ``counters.watch_lists``, not ``counters.watches``.
 
         ``timeout_seconds`` is recorded but not enforced: the server closes a watch
         only when told to (:meth:`close_watch`).
@@ -675,7 +707,10 @@ class ApiServerCore:
             send_initial_events=send_initial_events,
             allow_bookmarks=allow_bookmarks,
         )
-        self.counters.watches += 1
+        if send_initial_events:
+            self.counters.watch_lists += 1
+        else:
+            self.counters.watches += 1
         try:
             w = self._watch(resource_version, allow_bookmarks, send_initial_events)
         except BaseException as err:
@@ -691,13 +726,65 @@ class ApiServerCore:
             raise copy.copy(self._watch_faults.popleft())
         if send_initial_events and not allow_bookmarks:
             raise Invalid("sendInitialEvents requires allowWatchBookmarks=true")
-        initial = send_initial_events is True or (
-            send_initial_events is None and resource_version in ("", "0")
-        )
-        if resource_version in ("", "0") or initial:
-            start = self.rv
+        if send_initial_events:
+            return self._watch_list(resource_version, allow_bookmarks)
+        initial = send_initial_events is None and resource_version in ("", "0")
+        start = self.rv if resource_version in ("", "0") else _parse_rv(resource_version, "watch")
+        w = self._new_watch(resource_version, start, allow_bookmarks, send_initial_events)
+        if not initial and start < self.compacted_rv:
+            return self._too_old(w, start)
+        if not initial:
+            for entry in self.log:  # the retained writes newer than the start
+                if entry.rv > start:
+                    w._push(WatchEvent(entry.type, entry.object))
         else:
-            start = _parse_rv(resource_version, "watch")
+            for key in sorted(self.objects):
+                w._push(WatchEvent(ADDED, self.objects[key]))
+        self._watches.append(w)
+        return w
+
+    def _watch_list(self, resource_version: str, allow_bookmarks: bool) -> CoreWatch:
+        """A watch with ``sendInitialEvents=true``: a state, its end bookmark, the rest."""
+        if self.watch_list == "unsupported":
+            raise Invalid(
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch "
+                "unless the WatchList feature gate is enabled"
+            )
+        wanted = 0 if resource_version in ("", "0") else _parse_rv(resource_version, "watch")
+        if wanted > self.rv:
+            raise TooLargeResourceVersion(
+                f"Too large resource version: {wanted}, current: {self.rv}"
+            )
+        if self.watch_list == "storage" and resource_version not in ("", "0"):
+            start = wanted  # a read at exactly that rv
+        else:
+            start = self.rv  # the newest state is not older than any rv <= newest
+        w = self._new_watch(resource_version, start, allow_bookmarks, True)
+        if start < self.compacted_rv:
+            return self._too_old(w, start)
+        state = self.objects if start == self.rv else self.state_at(start)
+        for key in sorted(state):
+            w._push(WatchEvent(ADDED, state[key]))
+        w._push(
+            WatchEvent(
+                BOOKMARK,
+                Object(name="", resource_version=str(start)),
+                {INITIAL_EVENTS_END_ANNOTATION: "true"},
+            )
+        )
+        for entry in self.log:  # the retained writes after that state
+            if entry.rv > start:
+                w._push(WatchEvent(entry.type, entry.object))
+        self._watches.append(w)
+        return w
+
+    def _new_watch(
+        self,
+        resource_version: str,
+        start: int,
+        allow_bookmarks: bool,
+        send_initial_events: bool | None,
+    ) -> CoreWatch:
         w = CoreWatch(
             self._next_watch_id,
             resource_version,
@@ -707,30 +794,16 @@ class ApiServerCore:
             held=self.hold_new_watches,
         )
         self._next_watch_id += 1
-        if not initial and start < self.compacted_rv:
-            err = Expired(f"too old resource version: {start} ({self.compacted_rv})")
-            if self.too_old_watch == "raise":
-                raise err
-            w._push(WatchEvent(ERROR, Object(name=""), error=err))
-            w.ended = True
-            self._watches.append(w)  # a held ERROR still needs releasing
-            return w
-        if not initial:
-            for entry in self.log:  # the retained writes newer than the start
-                if entry.rv > start:
-                    w._push(WatchEvent(entry.type, entry.object))
-        else:
-            for key in sorted(self.objects):
-                w._push(WatchEvent(ADDED, self.objects[key]))
-            if send_initial_events:
-                w._push(
-                    WatchEvent(
-                        BOOKMARK,
-                        Object(name="", resource_version=str(self.rv)),
-                        {INITIAL_EVENTS_END_ANNOTATION: "true"},
-                    )
-                )
-        self._watches.append(w)
+        return w
+
+    def _too_old(self, w: CoreWatch, start: int) -> CoreWatch:
+        """Answer a watch from a compacted rv with 410, as ``too_old_watch`` says."""
+        err = Expired(f"too old resource version: {start} ({self.compacted_rv})")
+        if self.too_old_watch == "raise":
+            raise err
+        w._push(WatchEvent(ERROR, Object(name=""), error=err))
+        w.ended = True
+        self._watches.append(w)  # a held ERROR still needs releasing
         return w
 
     # -- compaction -------------------------------------------------------------------
@@ -904,12 +977,14 @@ class ApiServer:
         compaction_window: int | None = None,
         deliver_immediately: bool = True,
         too_old_watch: Literal["error_event", "raise"] = "error_event",
+        watch_list: WatchListSupport = "watch-cache",
         clock: Clock | None = None,
     ) -> None:
         self._core = ApiServerCore(
             compaction_window=compaction_window,
             deliver_immediately=deliver_immediately,
             too_old_watch=too_old_watch,
+            watch_list=watch_list,
         )
         self._clock: Clock = clock if clock is not None else RealClock()
         self._changed = threading.Condition(threading.Lock())

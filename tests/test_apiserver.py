@@ -241,6 +241,53 @@ def test_send_initial_events_ends_with_an_annotated_bookmark() -> None:
     assert list(no_initial) == []
 
 
+def test_watch_lists_are_counted_apart_from_lists_and_plain_watches() -> None:
+    s = ApiServerCore()
+    _fill(s, 2)
+    s.watch("", send_initial_events=True)
+    s.watch("")
+    s.watch("", send_initial_events=False)
+    s.list("0")
+    c = s.counters
+    assert (c.lists, c.watches, c.watch_lists) == (1, 2, 1)
+    assert [r.send_initial_events for r in s.request_log] == [True, None, False, None]
+
+
+def test_watch_list_serving_modes() -> None:
+    # watch-cache (default): the newest state is "not older than" any rv it has passed.
+    cache = ApiServerCore()
+    _fill(cache, 3)  # rv 4
+    cache.compact(cache.resource_version)
+    events = list(cache.watch("2", send_initial_events=True))
+    assert [e.type for e in events] == [ADDED, ADDED, ADDED, BOOKMARK]
+    assert events[-1].resource_version == "4"
+    with pytest.raises(TooLargeResourceVersion):
+        cache.watch("9", send_initial_events=True)
+    # storage: the state *at* the rv asked for, then the writes after it; 410 if compacted.
+    storage = ApiServerCore(watch_list="storage")
+    _fill(storage, 3)  # writes at 2, 3, 4
+    events = list(storage.watch("3", send_initial_events=True))
+    assert [(e.type, e.resource_version) for e in events] == [
+        (ADDED, "2"),
+        (ADDED, "3"),
+        (BOOKMARK, "3"),
+        (ADDED, "4"),
+    ]
+    assert events[2].is_initial_events_end
+    storage.compact(4)
+    (gone,) = list(storage.watch("3", send_initial_events=True))
+    assert gone.type == ERROR and isinstance(gone.error, Expired)
+    newest = list(storage.watch("", send_initial_events=True))
+    assert [e.type for e in newest] == [ADDED, ADDED, ADDED, BOOKMARK]
+    # unsupported: refused (422), as a server without the WatchList feature does.
+    old = ApiServerCore(watch_list="unsupported")
+    with pytest.raises(Invalid):
+        old.watch("", send_initial_events=True)
+    assert old.counters.watch_lists == 1 and old.request_log[0].error == "Invalid"
+    with pytest.raises(ValueError):
+        ApiServerCore(watch_list="sometimes")  # type: ignore[arg-type]
+
+
 def test_watch_from_a_compacted_resource_version_gets_410() -> None:
     s = ApiServerCore()
     _fill(s, 3)

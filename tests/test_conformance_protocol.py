@@ -51,8 +51,10 @@ def fake(*modes: str) -> list[str]:
 def started(*modes: str, timeout: float = 2.0, max_line: int = 1 << 20) -> AdapterProcess:
     adapter = AdapterProcess(fake(*modes), timeout=timeout, max_line=max_line)
     adapter.start()
-    assert adapter.request(HELLO)["result"]["protocol"] == 1
-    adapter.request(CREATE)
+    # The start-up (a Python interpreter) gets the harness's startup allowance, so a
+    # busy machine does not turn a short per-request timeout into a false hang.
+    assert adapter.request(HELLO, timeout=20.0)["result"]["protocol"] == 1
+    adapter.request(CREATE, timeout=20.0)
     return adapter
 
 

@@ -102,7 +102,11 @@ def summary(objects: dict[str, Object]) -> dict[str, tuple[str, str]]:
 def stepped(
     server: ApiServerCore, clock: FakeClock, **kwargs: object
 ) -> tuple[SteppedReflector, RecordingStore]:
+    """A stepped reflector over ``server``: list + watch (ListMode.LIST_WATCH) unless the
+    test passes ``use_watch_list=True`` (the default of the class, as of client-go's
+    reflector since v1.35, is covered by tests/test_reflector_watch_list.py)."""
     store = RecordingStore()
+    kwargs.setdefault("use_watch_list", False)
     r = SteppedReflector(ApiServerListerWatcher(server), store, clock=clock, seed=7, **kwargs)  # type: ignore[arg-type]
     return r, store
 
@@ -447,7 +451,7 @@ def test_rv_is_not_advanced_by_synthetic_initial_adds() -> None:
 
     lw = ListWatch(list_without_rv, inner.watch)
     store = RecordingStore()
-    r = SteppedReflector(lw, store, clock=FakeClock(0.0), seed=1)
+    r = SteppedReflector(lw, store, clock=FakeClock(0.0), seed=1, use_watch_list=False)
     r.run_until_blocked()
     assert server.request_log[-1].resource_version == ""  # watch from "": synthetic ADDs
     assert store.calls == [("replace", ""), ("add", "a"), ("add", "b")]
@@ -518,14 +522,19 @@ def test_watch_list_streams_the_initial_state_without_a_list() -> None:
     fill(server, 3)
     r, store = stepped(server, FakeClock(0.0), use_watch_list=True)
     r.run_until_blocked()
-    assert server.counters.lists == 0 and server.counters.watches == 1
+    assert (server.counters.lists, server.counters.watches, server.counters.watch_lists) == (
+        0,
+        0,
+        1,
+    )
     rec = server.request_log[0]
     assert (rec.resource_version, rec.send_initial_events) == ("", True)
     assert store.calls == [("replace", "4")] and len(store.items) == 3
     assert r.last_sync_resource_version() == "4"
     server.create(Object(name="later"))  # the same watch goes on
     r.run_until_blocked()
-    assert "later" in store.items and server.counters.watches == 1
+    assert "later" in store.items and server.counters.watch_lists == 1
+    assert server.counters.watches == 0
 
 
 def test_watch_list_falls_back_to_a_list_on_a_non_retriable_error() -> None:
@@ -598,7 +607,14 @@ def test_threaded_quiet_cluster_costs_exactly_one_list_and_one_watch(
     server = ApiServer(clock=clock)
     fill(server, 5)
     store = RecordingStore()
-    r = Reflector(ApiServerListerWatcher(server), store, clock=clock, seed=1, name="quiet")
+    r = Reflector(
+        ApiServerListerWatcher(server),
+        store,
+        clock=clock,
+        seed=1,
+        name="quiet",
+        use_watch_list=False,
+    )
     start(r, running)
     p = r.wait_parked("watch")
     clock.step(3600.0)  # an hour of quiet (the server never times watches out itself)
@@ -616,7 +632,7 @@ def test_threaded_events_clean_close_and_410(
     clock = FakeClock(0.0)
     server = ApiServer(clock=clock)
     store = RecordingStore()
-    r = Reflector(ApiServerListerWatcher(server), store, clock=clock, seed=2)
+    r = Reflector(ApiServerListerWatcher(server), store, clock=clock, seed=2, use_watch_list=False)
     start(r, running)
     p = r.wait_parked("watch")
     server.create(Object(name="a"))
@@ -644,7 +660,14 @@ def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
     server = ApiServer(clock=clock)
     server.fail_next_watches(1)
     store = RecordingStore()
-    r = Reflector(ApiServerListerWatcher(server), store, clock=clock, seed=3, resync_period=30.0)
+    r = Reflector(
+        ApiServerListerWatcher(server),
+        store,
+        clock=clock,
+        seed=3,
+        resync_period=30.0,
+        use_watch_list=False,
+    )
     start(r, running)
     p = r.wait_parked("watch-retry")
     assert p.deadline is not None and 0.8 <= p.deadline < 1.6
@@ -666,7 +689,9 @@ def test_threaded_stop_is_prompt_during_a_backoff_wait(
     clock = FakeClock(0.0)
     server = ApiServer(clock=clock)
     server.fail_next_lists(1)
-    r = Reflector(ApiServerListerWatcher(server), RecordingStore(), clock=clock)
+    r = Reflector(
+        ApiServerListerWatcher(server), RecordingStore(), clock=clock, use_watch_list=False
+    )
     stop, thread = start(r, running)
     r.wait_parked("backoff")
     stop.set()  # no clock step: the wait must end on the stop alone
@@ -691,7 +716,7 @@ def test_threaded_stop_while_watching_stops_the_watch(
 def test_threaded_list_and_watch_raises_its_error_and_refuses_reentry() -> None:
     server = ApiServer()
     server.fail_next_lists(1)
-    r = Reflector(ApiServerListerWatcher(server), RecordingStore())
+    r = Reflector(ApiServerListerWatcher(server), RecordingStore(), use_watch_list=False)
     stop = threading.Event()
     with pytest.raises(Exception, match="injected list failure"):
         r.list_and_watch(stop)
@@ -715,6 +740,7 @@ def test_threaded_reflector_refuses_a_non_blocking_watch(
         RecordingStore(),
         clock=clock,
         watch_error_handler=lambda _n, e: errors.append(e),
+        use_watch_list=False,
     )
     start(r, running)
     r.wait_parked("backoff")  # the watch pump reported a TypeError, which ended the watch

@@ -24,6 +24,7 @@ from refimpl.cache.processor import DeleteNotification
 from refimpl.cache.shared_informer import (
     FifoMode,
     InformerStoppedError,
+    ListMode,
     SharedIndexInformer,
     wait_for_cache_sync,
 )
@@ -141,21 +142,40 @@ def store_state(informer: SharedIndexInformer) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("mode", MODES)
-def test_quiet_cluster_costs_one_list_and_one_watch(
-    mode: FifoMode, server: ApiServer, stop: threading.Event
+@pytest.mark.parametrize(
+    ("list_mode", "expected"),
+    [(None, (0, 1, 0)), (ListMode.WATCH_LIST, (0, 1, 0)), (ListMode.LIST_WATCH, (1, 0, 1))],
+    ids=["default", "watch-list", "list-watch"],
+)
+def test_quiet_cluster_costs_one_stream_or_one_list_and_one_watch(
+    mode: FifoMode,
+    list_mode: ListMode | None,
+    expected: tuple[int, int, int],
+    server: ApiServer,
+    stop: threading.Event,
 ) -> None:
     for i in range(5):
         server.create(Object(f"o{i}", "ns"))
     before = server.counters.copy()
-    informer = SharedIndexInformer(ApiServerListerWatcher(server), fifo_mode=mode, seed=1)
+    lw = ApiServerListerWatcher(server)
+    informer = (
+        SharedIndexInformer(lw, fifo_mode=mode, seed=1)
+        if list_mode is None
+        else SharedIndexInformer(lw, fifo_mode=mode, seed=1, list_mode=list_mode)
+    )
     informer.start(stop)
     assert wait_for_cache_sync(stop, informer.has_synced)
+    assert server.wait_for(lambda core: len(core.watches()) == 1, timeout=10.0)
     lister = informer.lister()
     for _ in range(200):
         assert lister.get("ns", "o3") is not None
     assert len(lister.list()) == 5
     after = server.counters
-    assert (after.lists - before.lists, after.watches - before.watches) == (1, 1)
+    assert (
+        after.lists - before.lists,
+        after.watch_lists - before.watch_lists,
+        after.watches - before.watches,
+    ) == expected
     assert after.gets == before.gets
 
 

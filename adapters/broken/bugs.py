@@ -52,6 +52,10 @@ class Bug:
     summary: str
     origin: str
     apply: Callable[[Parts], None]
+    #: "search": random search (``refimpl conform``) must catch it; "spec": only the
+    #: spec-driven walks can, because it needs a request the random search never
+    #: sends (pop_begin/pop_end: producers calling while Pop's process function runs)
+    found_by: str = "search"
 
 
 # --------------------------------------------------------------------------- queue
@@ -361,6 +365,20 @@ class RealFIFODropsUnknownDelete(RealFIFOCore):
             self._append(DeltaType.DELETED, obj)
 
 
+class RealFIFOSyncedAtTake(RealFIFOCore):
+    """Counts an initial entry as handed out when Pop takes it, before its process
+    function ran (DeltaFIFO's order): with the lock released while processing (v1.36+),
+    HasSynced is true while the last initial object is not yet in the cache."""
+
+    def take_one(self) -> tuple[Delta, bool]:
+        taken = super().take_one()
+        super().finish(1)
+        return taken
+
+    def finish(self, n: int) -> None:
+        pass
+
+
 _KEYED = frozenset(
     {DeltaType.ADDED, DeltaType.UPDATED, DeltaType.DELETED, DeltaType.REPLACED, DeltaType.SYNC}
 )
@@ -608,6 +626,16 @@ _ALL += [
         "RealFIFO drops a delete for a key it does not know",
         "the_real_fifo.go Delete never filters (RF-2)",
         _cache(real_fifo=RealFIFODropsUnknownDelete),
+    ),
+    Bug(
+        "real-fifo-synced-at-take",
+        "real_fifo",
+        "atomic RealFIFO: HasSynced turns true when the last initial entry is taken, "
+        "before its process function has run",
+        "kubernetes PR #136264 counts down after processing once the lock is released "
+        "while processing (FIFO-7); needs pop_begin/pop_end",
+        _cache(real_fifo=RealFIFOSyncedAtTake),
+        found_by="spec",
     ),
     Bug(
         "index-keeps-empty-values",

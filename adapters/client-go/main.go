@@ -46,7 +46,8 @@ type component struct {
 // REGISTERED: a new group of components (in its own files) adds one line here.
 func registry() []component {
 	var all []component
-	all = append(all, workqueueComponents()...) // workqueue.go
+	all = append(all, workqueueComponents()...)     // workqueue.go
+	all = append(all, extComponentsAsRegistry()...) // cache_components.go, informer.go (ext_bridge.go)
 	return all
 }
 

@@ -14,6 +14,11 @@ since v1.36 (RealFIFO with atomic relists/resyncs, unlock-while-processing, book
 and batch popping); ``FifoMode.REAL`` is v1.33-v1.35 (RealFIFO with the indexer as
 known objects); ``FifoMode.DELTA`` is v1.32 and before (DeltaFIFO with ``Replaced``).
 
+How the reflector fills it (docs/03-the-cache-you-read-from.md):
+``ListMode.WATCH_LIST`` is client-go's default since v1.35 (one streaming watch with
+the initial state, a list only as a fallback); ``ListMode.LIST_WATCH`` is v1.34 and
+before (a list, then a watch).
+
 The threaded ``SharedIndexInformer`` and the simulator's ``SimInformer`` both extend it.
 """
 
@@ -21,8 +26,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol
 
+from refimpl._typing import TypeVar
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, TransformFunc
@@ -40,8 +46,8 @@ from refimpl.cache.processor import (
     is_resync_update,
 )
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
-from refimpl.cache.reflector import Reflector, ReflectorStore, SteppedReflector
-from refimpl.cache.store import Indexer, IndexFunc
+from refimpl.cache.reflector import ListMode, Reflector, ReflectorStore, SteppedReflector
+from refimpl.cache.store import Indexer, TypedIndexFunc
 from refimpl.clock import Clock
 from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
 
@@ -52,6 +58,8 @@ __all__ = [
     "GenericLister",
     "InformerCore",
     "InformerStoppedError",
+    "ListMode",
+    "ObjT",
     "new_fifo_core",
 ]
 
@@ -60,11 +68,16 @@ AppliedKind = Literal["add", "update", "delete"]
 
 
 #: ``process_deltas`` or ``process_deltas_in_batch``: (handler, store, deltas, initial).
-ProcessFunc = Callable[[ResourceEventHandler, Indexer, Sequence[Delta], bool], None]
+ProcessFunc = Callable[[ResourceEventHandler[Any], Indexer[Any], Sequence[Delta], bool], None]
 
 
 #: The threaded or the stepped reflector: the same options, different drivers.
 R = TypeVar("R", Reflector, SteppedReflector)
+
+#: The informer's object type, for the type checker only: what its handlers receive and
+#: its indexer and lister hand out. An :class:`~refimpl.meta.Object` (its key function
+#: needs one); plain ``SharedIndexInformer(lw)`` is ``SharedIndexInformer[Object]``.
+ObjT = TypeVar("ObjT", bound=Object, default=Object)
 
 
 class FifoMode(enum.StrEnum):
@@ -74,7 +87,7 @@ class FifoMode(enum.StrEnum):
 
 
 def new_fifo_core(
-    mode: FifoMode, indexer: Indexer, transform: TransformFunc | None = None
+    mode: FifoMode, indexer: Indexer[Any], transform: TransformFunc | None = None
 ) -> RealFIFOCore | DeltaFIFOCore:
     """The FIFO core an informer of ``mode`` uses (client-go ``newQueueFIFO``)."""
     if mode is FifoMode.REAL_ATOMIC:
@@ -98,24 +111,29 @@ class InformerStoppedError(RuntimeError):
     """The informer has stopped: no new handlers or indexers."""
 
 
-class GenericLister:
-    """Reads from the informer's indexer only: never a request to the server."""
+class GenericLister(Generic[ObjT]):
+    """Reads from the informer's indexer only: never a request to the server.
 
-    def __init__(self, indexer: Indexer) -> None:
+    Typed like the informer: ``SharedIndexInformer[Pod].lister()`` lists ``Pod``s
+    (client-go's generated listers are per type; this one is generic). Anything stored
+    that is not an :class:`~refimpl.meta.Object` is skipped.
+    """
+
+    def __init__(self, indexer: Indexer[ObjT]) -> None:
         self._indexer = indexer
 
-    def list(self, selector: Mapping[str, str] | None = None) -> list[Object]:
-        items = [o for o in self._indexer.list() if isinstance(o, Object)]
+    def list(self, selector: Mapping[str, str] | None = None) -> list[ObjT]:
+        items: list[ObjT] = [o for o in self._indexer.list() if isinstance(o, Object)]
         if not selector:
             return items
         return [o for o in items if all(o.labels.get(k) == v for k, v in selector.items())]
 
-    def get(self, namespace: str, name: str) -> Object | None:
+    def get(self, namespace: str, name: str) -> ObjT | None:
         key = f"{namespace}/{name}" if namespace else name
         obj, exists = self._indexer.get_by_key(key)
         return obj if exists and isinstance(obj, Object) else None
 
-    def get_by_key(self, key: str) -> Object | None:
+    def get_by_key(self, key: str) -> ObjT | None:
         split_meta_namespace_key(key)  # a malformed key is an error, not a miss
         obj, exists = self._indexer.get_by_key(key)
         return obj if exists and isinstance(obj, Object) else None
@@ -139,7 +157,7 @@ class FifoWriter:
 
     __slots__ = ("_bookmark", "_fifo", "_informer")
 
-    def __init__(self, fifo: _FifoProducer, informer: InformerCore) -> None:
+    def __init__(self, fifo: _FifoProducer, informer: InformerCore[Any]) -> None:
         self._fifo = fifo
         self._informer = informer
         self._bookmark: Callable[[str], None] | None = (
@@ -173,9 +191,12 @@ class FifoWriter:
             self._bookmark(resource_version)
 
 
-class InformerCore:
+class InformerCore(Generic[ObjT]):
     """One list/watch's cache and fan-out, as plain state: client-go's
     ``sharedIndexInformer`` minus its goroutines and locks.
+
+    Generic in the object type (see :data:`ObjT`), like client-go's
+    ``TypedSharedIndexInformer[T]``; the processing below is untyped.
 
     ``resync_period`` is the default handler resync period and the initial resync check
     period (0: never resync). The FIFO core is built here, per ``fifo_mode``; the
@@ -193,8 +214,9 @@ class InformerCore:
         *,
         clock: Clock,
         resync_period: float = 0.0,
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Mapping[str, TypedIndexFunc[ObjT]] | None = None,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
         transform: TransformFunc | None = None,
         seed: int | None = None,
@@ -215,9 +237,10 @@ class InformerCore:
         self.clock = clock
         self._seed = seed
         self.fifo_mode = FifoMode(fifo_mode)
+        self.list_mode = ListMode(list_mode)
         #: Pop RealFIFO entries in batches (DeltaFIFO always pops one key).
         self.batch = batch
-        self.indexer = Indexer(indexers=dict(indexers or {}))
+        self.indexer: Indexer[ObjT] = Indexer(indexers=dict(indexers or {}))
         self.processor = SharedProcessor(clock, threaded=threaded_listeners)
         self.default_event_handler_resync_period = resync_period
         #: The smallest handler resync period; shrinks only before start.
@@ -283,6 +306,7 @@ class InformerCore:
             clock=self.clock,
             seed=self._seed,
             should_resync=self.processor.should_resync,
+            use_watch_list=self.list_mode is ListMode.WATCH_LIST,
         )
 
     # -- processing ---------------------------------------------------------------------
@@ -376,7 +400,7 @@ class InformerCore:
     # -- handlers -----------------------------------------------------------------------
 
     def _register(
-        self, handler: ResourceEventHandler, resync_period: float | None, name: str
+        self, handler: ResourceEventHandler[Any], resync_period: float | None, name: str
     ) -> ProcessorListener:
         """client-go's ``AddEventHandlerWithOptions``: the resync rules, then a listener
         that, after start, first gets ``on_add(obj, True)`` for exactly the cached
@@ -436,16 +460,16 @@ class InformerCore:
         handlers (see each listener's ``has_synced``)."""
         return self.synced
 
-    def get_store(self) -> Indexer:
+    def get_store(self) -> Indexer[ObjT]:
         return self.indexer
 
-    def get_indexer(self) -> Indexer:
+    def get_indexer(self) -> Indexer[ObjT]:
         return self.indexer
 
-    def lister(self) -> GenericLister:
+    def lister(self) -> GenericLister[ObjT]:
         return GenericLister(self.indexer)
 
-    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+    def add_indexers(self, indexers: Mapping[str, TypedIndexFunc[ObjT]]) -> None:
         if self.stopped:
             raise InformerStoppedError("indexer was not added: the informer has stopped")
         self.indexer.add_indexers(indexers)

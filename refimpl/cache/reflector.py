@@ -13,9 +13,21 @@ reflector of ``spec/Informer.tla`` and ``spec/InformerAtomic.tla``: variables
 ``reflector`` (where the loop is parked: "list" before a list or in the backoff before a
 relist, "connect" while a watch request is unanswered, "watch") and ``lastSyncRV``;
 actions ``List``, ``Connect``, ``WatchEvent``, ``WatchDrop`` (the mapping, replayed over
-the models' whole state graphs in CI, is ``refimpl/tla/refine_informer.py``). Not in
-the specs: list errors, 429s, internal-error retries, watch-list, resync, bookmarks,
-and the relist after a watch that ends within ``VERY_SHORT_WATCH`` with no event.
+the models' whole state graphs in CI, is ``refimpl/tla/refine_informer.py``, which
+runs the loop in ``ListMode.LIST_WATCH``). Not in the specs: list errors, 429s,
+internal-error retries, watch-list, resync, bookmarks, and the relist after a watch
+that ends within ``VERY_SHORT_WATCH`` with no event.
+
+How the reflector gets its state (:class:`ListMode`): ``WATCH_LIST`` is client-go's
+default since v1.35 (the ``WatchListClient`` feature gate on by default): every pass of
+ListAndWatch opens one watch with ``sendInitialEvents=true`` and resourceVersionMatch
+NotOlderThan, at the last synced RV ("" on the first pass or after a 410), collects the
+initial events until the initial-events-end bookmark, replaces the store and keeps
+reading the same stream as its watch. A stream that fails with 429 or connection
+refused is retried after a backoff; a 410 / too-large RV is retried at once from "";
+any other failure falls back, in the same pass, to a list at ``relist_resource_version``
+("0" on the first pass) and a new watch. ``LIST_WATCH`` (v1.34 and before, or a client
+that opts out) always lists first.
 
 Deliberate differences from client-go (each keeps every observable order Go allows):
 
@@ -69,6 +81,7 @@ from .reflector_backoff import BACKOFF_RESET, DEFAULT_BACKOFF, Backoff, DelayWit
 __all__ = [
     "DEFAULT_MIN_WATCH_TIMEOUT",
     "VERY_SHORT_WATCH",
+    "ListMode",
     "ListPending",
     "NextStep",
     "Parked",
@@ -99,6 +112,19 @@ DEFAULT_MIN_WATCH_TIMEOUT = 300.0
 VERY_SHORT_WATCH = 1.0
 #: The internal-error retry window restarts after this quiet time (NewRetryWithDeadline).
 INTERNAL_ERROR_RETRY_RESET = 60.0
+
+
+class ListMode(enum.StrEnum):
+    """How the reflector gets the state it starts (and restarts) from.
+
+    ``WATCH_LIST`` is client-go's default since v1.35 (WatchListClient on by default):
+    one streaming watch with ``sendInitialEvents=true`` per pass, falling back to a list
+    when that stream fails. ``LIST_WATCH`` is every release before v1.35 (and clients
+    that opt out, such as client-go's fake clientsets): a list, then a watch.
+    """
+
+    WATCH_LIST = "watch-list"
+    LIST_WATCH = "list-watch"
 
 
 # -- what the reflector writes to -----------------------------------------------------
@@ -443,7 +469,7 @@ class ReflectorLoop:
         stop: StopFlag,
         resync_period: float = 0.0,
         should_resync: Callable[[], bool] | None = None,
-        use_watch_list: bool = False,
+        use_watch_list: bool = True,
         min_watch_timeout: float = DEFAULT_MIN_WATCH_TIMEOUT,
         watch_error_handler: Callable[[str, BaseException], None] | None = None,
     ) -> None:
@@ -764,7 +790,7 @@ class _ReflectorBase:
         seed: int | None = None,
         should_resync: Callable[[], bool] | None = None,
         watch_list_page_size: int = 0,
-        use_watch_list: bool = False,
+        use_watch_list: bool = True,
         min_watch_timeout: float = DEFAULT_MIN_WATCH_TIMEOUT,
         max_internal_error_retry_duration: float = 0.0,
         backoff: Backoff | None = None,

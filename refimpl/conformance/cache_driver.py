@@ -28,7 +28,7 @@ from refimpl.cache.deltas import (
 )
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer, IndexFunc
-from refimpl.conformance.protocol import COMPONENTS, ProtocolError
+from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS, ProtocolError
 from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
 from refimpl.workqueue.core import WouldBlock
 
@@ -357,10 +357,12 @@ def _popped_key(actual: Any) -> str | None:
 class RealFIFOComponent(_FIFOComponent):
     """client-go ``NewRealFIFOWithOptions``: atomic (no known objects) or not."""
 
-    methods = COMPONENTS["real_fifo"]
+    methods = COMPONENTS["real_fifo"] + SPEC_METHODS["real_fifo"]
 
     def __init__(self, options: dict[str, Any], parts: CacheParts) -> None:
         super().__init__()
+        #: pop_begin took an entry whose process function has not returned yet.
+        self.taken = False
         atomic = bool(options.get("atomic", False))
         self.fifo = parts.real_fifo(
             known_objects=None if atomic else self.known, atomic_events=atomic
@@ -407,15 +409,38 @@ class RealFIFOComponent(_FIFOComponent):
                     del items[i]
                     items.appendleft(entry)
                     break
+        answer = self._take()
+        if answer.get("kind") == "item":
+            self.fifo.finish(1)
+        return answer
+
+    def _take(self) -> dict[str, Any]:
         try:
             delta, initial = self.fifo.take_one()
         except WouldBlock:
             return {"kind": "empty"}
         except FIFOClosedError:
             return {"kind": "closed"}
-        self.fifo.finish(1)
         self.group.pop(id(delta), None)
         return {"kind": "item", "deltas": [delta_json(delta)], "initial": initial}
+
+    # -- spec walks: Pop split where its process function runs
+    def m_pop_begin(self, args: dict[str, Any], actual: Any) -> Any:
+        """Pop up to its process function, which then waits for pop_end; answers as
+        pop_nowait. Producers may call in between only in atomic mode (v1.36+ releases
+        the lock while processing); otherwise they would block on the FIFO's lock."""
+        if self.taken:
+            raise ProtocolError("bad_request", "pop_begin while a pop_begin is unfinished")
+        answer = self._take()
+        self.taken = answer.get("kind") == "item"
+        return answer
+
+    def m_pop_end(self, args: dict[str, Any], actual: Any) -> None:
+        """The process function returns and Pop finishes."""
+        if not self.taken:
+            raise ProtocolError("bad_request", "pop_end without an unfinished pop_begin")
+        self.taken = False
+        self.fifo.finish(1)
 
     def m_has_synced(self, args: dict[str, Any], actual: Any) -> bool:
         return self.fifo.has_synced()

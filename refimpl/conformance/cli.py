@@ -24,6 +24,7 @@ examples:
   refimpl conform -- python -m refimpl.conformance.reference_adapter
   refimpl conform --component queue --budget 10 --seed 1 -- ./my-adapter
   refimpl conform --replay trace.jsonl -- ./my-adapter
+  refimpl conform --from-spec all -- ./my-adapter
 The protocol an adapter speaks is described in docs/protocol.md.
 """
 
@@ -150,6 +151,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay a saved trace instead of generating examples (default: generate)",
     )
     parser.add_argument(
+        "--from-spec",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help=(
+            "instead of random search, drive the adapter along every edge of MODEL's "
+            "committed state graph (WorkQueue, DeltaFIFO, RealFIFO, RealFIFOAtomic, or all; "
+            "repeatable; default: random search)"
+        ),
+    )
+    parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,
         metavar="-- COMMAND...",
@@ -240,6 +252,8 @@ def execute(args: argparse.Namespace) -> int:
     if isinstance(config, str):
         print(f"refimpl conform: {config}", file=sys.stderr)
         return EXIT_USAGE
+    if args.from_spec:
+        return _from_spec(args, config)
     try:
         import hypothesis  # noqa: F401
     except ImportError:
@@ -250,6 +264,26 @@ def execute(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     return run(config)
+
+
+def _from_spec(args: argparse.Namespace, config: Config) -> int:
+    from refimpl.conformance.spec_driven import run_from_spec
+
+    log = open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
+    try:
+        return run_from_spec(
+            list(dict.fromkeys(args.from_spec)),
+            config.command,
+            out=sys.stdout,
+            err=sys.stderr,
+            timeout=config.timeout,
+            startup_timeout=config.startup_timeout,
+            show_progress=sys.stderr.isatty() if config.progress is None else config.progress,
+            log=log,
+        )
+    finally:
+        if log is not None:
+            log.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

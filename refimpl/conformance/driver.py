@@ -39,6 +39,7 @@ from refimpl.conformance.protocol import (
     LIMITERS,
     PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
+    SPEC_METHODS,
     ProtocolError,
     error_response,
     ok_response,
@@ -220,7 +221,8 @@ class WorkqueueComponent(Component):
         limiter: RateLimiter[Item] | None,
         parts: Parts,
     ) -> None:
-        self.methods = COMPONENTS[component]
+        self.component = component
+        self.methods = COMPONENTS[component] + SPEC_METHODS[component]
         self.clock = clock  # nanoseconds
         self.q = VirtualRateLimitingQueue[Item](clock, rate_limiter=limiter)
         self.q.core = parts.queue_core()
@@ -234,6 +236,8 @@ class WorkqueueComponent(Component):
         #: them out in any order, so get_nowait may answer any member at the head.
         self.tie_group: dict[Item, int] = {}
         self._next_group = 0
+        #: drain_start was called (its ShutDownWithDrain returns once drain_complete).
+        self.draining = False
 
     def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         if method not in self.methods:
@@ -249,7 +253,7 @@ class WorkqueueComponent(Component):
             f"dirty={{{', '.join(sorted(core.dirty))}}}",
             f"processing={{{', '.join(sorted(core.processing))}}}",
         ]
-        if self.methods != COMPONENTS["queue"]:
+        if self.component != "queue":
             waiting = sorted(self.q.waiting.ready_times().items(), key=lambda kv: kv[1])
             shown = ", ".join(f"{item} in {(at - now) / NS:g}s" for item, at in waiting)
             parts.append(f"waiting={{{shown}}}")
@@ -302,6 +306,17 @@ class WorkqueueComponent(Component):
 
     def m_shutting_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> bool:
         return self.q.core.shutting_down
+
+    # -- spec walks: ShutDownWithDrain split into its start and its return
+    def m_drain_start(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        """``ShutDownWithDrain`` called: the queue drains; the caller waits (see
+        m_drain_returned) until nothing is in flight or a ShutDown cuts it short."""
+        self.q.core.begin_drain()
+        self.q.waiting.clear()
+        self.draining = True
+
+    def m_drain_returned(self, args: dict[str, Any], actual: dict[str, Any] | None) -> bool:
+        return self.draining and self.q.core.drain_complete()
 
     # -- delaying
     def m_add_after(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
@@ -423,7 +438,7 @@ class ReferenceDriver:
     def capabilities(self, protocol: int = PROTOCOL_VERSION) -> dict[str, Any]:
         limiters = sorted(LIMITERS)
         components: dict[str, Any] = {
-            name: {"methods": list(COMPONENTS[name])}
+            name: {"methods": list(COMPONENTS[name] + SPEC_METHODS.get(name, ()))}
             for name in ("queue", "delaying_queue", "rate_limiting_queue", "rate_limiter")
         }
         components["rate_limiting_queue"]["limiters"] = limiters
@@ -439,7 +454,10 @@ class ReferenceDriver:
             "methods": list(COMPONENTS["delta_fifo"]),
             "options": ["known_objects", "emit_delta_type_replaced"],
         }
-        components["real_fifo"] = {"methods": list(COMPONENTS["real_fifo"]), "options": ["atomic"]}
+        components["real_fifo"] = {
+            "methods": list(COMPONENTS["real_fifo"] + SPEC_METHODS["real_fifo"]),
+            "options": ["atomic"],
+        }
         if protocol >= 2:
             components["informer"] = {
                 "methods": list(COMPONENTS["informer"]),

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
+    "SPEC_METHODS",
     "ProtocolError",
     "check_response",
     "encode",
@@ -120,6 +121,20 @@ COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
         "resume",
         "state",
     ),
+}
+
+_DRAIN = ("drain_start", "drain_returned")
+
+#: Optional methods only the spec-driven walks (``refimpl conform --from-spec``) send:
+#: each splits a call that blocks its caller in two, so the walk can take the spec's
+#: steps in between (ShutDownWithDrain waiting for in-flight items; an atomic RealFIFO's
+#: Pop whose process function runs with the lock released). Random search never
+#: generates them, so an adapter that does not declare them is tested as before.
+SPEC_METHODS: Final[dict[str, tuple[str, ...]]] = {
+    "queue": _DRAIN,
+    "delaying_queue": _DRAIN,
+    "rate_limiting_queue": _DRAIN,
+    "real_fifo": ("pop_begin", "pop_end"),
 }
 
 #: Rate limiter names and their parameters (durations in seconds).

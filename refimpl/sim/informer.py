@@ -19,7 +19,13 @@ from refimpl.apiserver import CoreWatch
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo
-from refimpl.cache.informer_core import AppliedKind, FifoMode, FifoWriter, InformerCore
+from refimpl.cache.informer_core import (
+    AppliedKind,
+    FifoMode,
+    FifoWriter,
+    InformerCore,
+    ListMode,
+)
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import ProcessorListener
 from refimpl.cache.real_fifo import RealFIFOCore
@@ -62,6 +68,11 @@ class SimInformer(InformerCore):
     after every FIFO write and every processed pop; a handler added after ``start``
     first gets ``on_add(obj, True)`` for the cached objects.
 
+    One difference: ``list_mode`` defaults to ``ListMode.LIST_WATCH`` (client-go before
+    v1.35), not watch-list, because the simulator's reflector phases and spec traces
+    follow spec/Informer.tla, whose reflector lists and then watches; pass
+    ``ListMode.WATCH_LIST`` for client-go's current default.
+
     Hooks for monitors: ``on_applied(kind, obj, old)`` runs after each store write and
     before its notification is distributed; ``on_synced()`` runs once, when
     ``has_synced`` turns true. ``initial_list`` is set before that sync check, so a
@@ -76,6 +87,7 @@ class SimInformer(InformerCore):
         *,
         clock: FakeClock,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode | str = ListMode.LIST_WATCH,
         batch: bool = True,
         resync_period: float = 0.0,
         indexers: Mapping[str, IndexFunc] | None = None,
@@ -90,6 +102,7 @@ class SimInformer(InformerCore):
             resync_period=resync_period,
             indexers=indexers,
             fifo_mode=fifo_mode,
+            list_mode=list_mode,
             batch=batch,
             seed=seed,
             name=name,

@@ -26,7 +26,7 @@ from refimpl.cache.processor import (
     ProcessorListener,
 )
 from refimpl.cache.reflector import WaitUntil
-from refimpl.cache.shared_informer import FifoMode
+from refimpl.cache.shared_informer import FifoMode, ListMode
 from refimpl.clock import NS_PER_SECOND, FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.choosers import Chooser, SeededChooser
@@ -203,6 +203,9 @@ class Process:
             world.lw,
             clock=world.clock,
             fifo_mode=sim.fifo_mode,
+            # List + watch, as spec/Informer.tla's reflector (the simulator's spec
+            # traces follow it; watch-list, the v1.35+ default, is not modelled).
+            list_mode=ListMode.LIST_WATCH,
             batch=scenario.batch,
             resync_period=scenario.resync_period,
             indexers=sim.kind.indexers(),

@@ -397,6 +397,9 @@ class InformerMapping:
             rng=random.Random(0),
             delay=lambda: 1.0,
             stop=_NeverStop(),
+            # The specs' reflector lists, then watches: they do not model watch-list
+            # (client-go's default since v1.35), so the replay pins list + watch.
+            use_watch_list=False,
         ).run()
         built = _Informer(
             server=server,

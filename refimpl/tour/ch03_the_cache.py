@@ -13,10 +13,16 @@ import itertools
 import threading
 from collections.abc import Callable
 
-from refimpl.apiserver import ApiServer, ApiServerCore, NotFound
+from refimpl.apiserver import (
+    ApiServer,
+    ApiServerCore,
+    NotFound,
+    RequestCounters,
+    WatchListSupport,
+)
 from refimpl.cache.controller import ResourceEventHandlerFuncs
 from refimpl.cache.listwatch import ApiServerListerWatcher
-from refimpl.cache.shared_informer import SharedIndexInformer, wait_for_cache_sync
+from refimpl.cache.shared_informer import ListMode, SharedIndexInformer, wait_for_cache_sync
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, meta_namespace_key_func
 from refimpl.tour import Claim, equal, experiment, holds
@@ -34,18 +40,45 @@ def _pod_labels(app: str) -> dict[str, str]:
     return {"kind": "pod", "app": app}
 
 
-@experiment(CHAPTER, "informer-cost", "What an informer costs the API server (threads)")
-def informer_cost(objects: int = 20, reads: int = 2000) -> list[Claim]:
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("h") else f"{n} {word}s"
+
+
+def requests_text(counters: RequestCounters) -> str:
+    """Lists, watch-lists (watches with sendInitialEvents) and plain watches."""
+    return ", ".join(
+        (
+            _count(counters.lists, "list"),
+            _count(counters.watch_lists, "watch-list"),
+            _count(counters.watches, "watch"),
+        )
+    )
+
+
+def _diff(after: RequestCounters, before: RequestCounters) -> RequestCounters:
+    return RequestCounters(
+        lists=after.lists - before.lists,
+        watches=after.watches - before.watches,
+        watch_lists=after.watch_lists - before.watch_lists,
+    )
+
+
+def _sync_threaded(
+    objects: int, reads: int, list_mode: ListMode
+) -> tuple[bool, RequestCounters, int, int, int]:
+    """(synced, requests at sync, lister requests, lister hits, direct requests)."""
     clock = FakeClock()  # nothing here waits for time; a fake clock keeps it so
     server = ApiServer(clock=clock)
     for i in range(objects):
         server.create(Object(f"pod-{i}", namespace="default"))
-    informer = SharedIndexInformer(ApiServerListerWatcher(server), clock=clock, seed=3)
+    informer = SharedIndexInformer(
+        ApiServerListerWatcher(server), clock=clock, seed=3, list_mode=list_mode
+    )
     stop = threading.Event()
     thread = informer.start(stop)
     try:
         synced = wait_for_cache_sync(stop, informer.has_synced, poll=0.001)
-        watching = server.wait_for(lambda core: core.counters.watches >= 1, timeout=10.0)
+        synced = synced and server.wait_for(lambda core: len(core.watches()) == 1, timeout=10.0)
         at_sync = server.counters.copy()
         lister = informer.lister()
         found = sum(
@@ -58,47 +91,165 @@ def informer_cost(objects: int = 20, reads: int = 2000) -> list[Claim]:
     finally:
         stop.set()
         thread.join(timeout=10.0)
+    return (
+        synced,
+        at_sync,
+        after_lister.gets - at_sync.gets + after_lister.lists - at_sync.lists,
+        found,
+        after_direct.gets - after_lister.gets,
+    )
+
+
+@experiment(CHAPTER, "informer-cost", "What an informer costs the API server (threads)")
+def informer_cost(objects: int = 20, reads: int = 2000) -> list[Claim]:
+    synced, at_sync, lister_requests, found, direct = _sync_threaded(
+        objects, reads, ListMode.WATCH_LIST
+    )
+    old_synced, old_at_sync, _, _, _ = _sync_threaded(objects, 0, ListMode.LIST_WATCH)
     return [
         holds(
             "03.sync-requests",
-            f"requests to start an informer over {objects} objects and sync",
-            f"{at_sync.lists} list, {at_sync.watches} watch",
-            "1 list, 1 watch",
-            synced and watching and (at_sync.lists, at_sync.watches) == (1, 1),
+            f"requests to start an informer over {objects} objects and sync (watch-list)",
+            requests_text(at_sync),
+            "0 lists, 1 watch-list, 0 watches",
+            synced and requests_text(at_sync) == "0 lists, 1 watch-list, 0 watches",
+        ),
+        holds(
+            "03.sync-requests-list-watch",
+            "the same with ListMode.LIST_WATCH (client-go before v1.35)",
+            requests_text(old_at_sync),
+            "1 list, 0 watch-lists, 1 watch",
+            old_synced and requests_text(old_at_sync) == "1 list, 0 watch-lists, 1 watch",
         ),
         equal(
             "03.lister-requests",
             f"requests made by {reads} reads through the lister",
-            after_lister.gets - at_sync.gets + after_lister.lists - at_sync.lists,
+            lister_requests,
             0,
         ),
         equal("03.lister-found", f"of {reads} lister reads, answered", found, reads),
-        equal(
-            "03.direct-requests",
-            f"requests made by {reads} direct reads",
-            after_direct.gets - after_lister.gets,
-            reads,
-        ),
+        equal("03.direct-requests", f"requests made by {reads} direct reads", direct, reads),
     ]
 
 
-@experiment(CHAPTER, "quiet-hour", "A quiet hour: what keeps an informer up to date")
-def quiet_hour(seed: int = 3) -> list[Claim]:
+def _quiet_hour(seed: int, list_mode: ListMode) -> RequestCounters:
     clock = FakeClock()
     server = ApiServerCore()
     for i in range(20):
         server.create(Object(f"pod-{i}", namespace="default"))
-    informer = SteppedInformer(ServerListerWatcher(server, clock), seed=seed)
+    informer = SteppedInformer(ServerListerWatcher(server, clock), seed=seed, list_mode=list_mode)
     run_until(3600.0, informer)
-    lists, watches = server.counters.lists, server.counters.watches
+    return server.counters.copy()
+
+
+@experiment(CHAPTER, "quiet-hour", "A quiet hour: what keeps an informer up to date")
+def quiet_hour(seed: int = 3) -> list[Claim]:
+    now = _quiet_hour(seed, ListMode.WATCH_LIST)
+    old = _quiet_hour(seed, ListMode.LIST_WATCH)
+    streams = now.watch_lists + now.watches
     return [
-        equal("03.hour-lists", "lists in an hour with no changes", lists, 1),
+        equal("03.hour-lists", "lists in an hour with no changes (watch-list)", now.lists, 0),
+        equal("03.hour-watch-lists", "watch-lists in that hour", now.watch_lists, 1),
         holds(
             "03.hour-watches",
-            "watch requests in that hour (each watch ends after 5-10 min)",
-            str(watches),
+            "plain watch requests in that hour (each watch ends after 5-10 min)",
+            str(now.watches),
+            "6 to 12",
+            6 <= now.watches <= 12,
+        ),
+        holds(
+            "03.hour-streams",
+            "watch requests of either kind in that hour",
+            str(streams),
             "7 to 13",
-            7 <= watches <= 13,
+            7 <= streams <= 13,
+        ),
+        equal(
+            "03.hour-list-watch",
+            "the same hour with ListMode.LIST_WATCH (same seed)",
+            requests_text(old),
+            f"1 list, 0 watch-lists, {_count(streams, 'watch')}",
+        ),
+    ]
+
+
+def _relist(list_mode: ListMode, support: WatchListSupport, objects: int = 20) -> tuple[str, int]:
+    """Requests one relist (after a watch 410) costs, and objects in the cache after it."""
+    clock = FakeClock()
+    server = ApiServerCore(watch_list=support)
+    for i in range(objects):
+        server.create(Object(f"pod-{i}", namespace="default"))
+    informer = SteppedInformer(ServerListerWatcher(server, clock), list_mode=list_mode)
+    informer.pump()
+    server.create(Object("late", namespace="default"))
+    informer.pump()
+    before = server.counters.copy()
+    server.fail_watch()  # 410: the watch cannot resume; the next pass relists
+    run_until(clock.now() + 60.0, informer)  # past the pass's backoff
+    return requests_text(_diff(server.counters, before)), len(informer.lister().list())
+
+
+@experiment(CHAPTER, "relist-cost", "What one relist costs in each mode")
+def relist_cost() -> list[Claim]:
+    now, cached_now = _relist(ListMode.WATCH_LIST, "watch-cache")
+    old, cached_old = _relist(ListMode.LIST_WATCH, "watch-cache")
+    fallback, cached_fallback = _relist(ListMode.WATCH_LIST, "unsupported")
+    return [
+        equal(
+            "03.relist-watch-list",
+            "requests a relist makes (watch-list; the stream goes on as the watch)",
+            now,
+            "0 lists, 1 watch-list, 0 watches",
+        ),
+        equal(
+            "03.relist-list-watch",
+            "requests a relist makes (ListMode.LIST_WATCH)",
+            old,
+            "1 list, 0 watch-lists, 1 watch",
+        ),
+        equal(
+            "03.relist-fallback",
+            "requests a relist makes (watch-list, server without it)",
+            fallback,
+            "1 list, 1 watch-list, 1 watch",
+        ),
+        equal(
+            "03.relist-cached",
+            "objects cached after the relist, in the three cases",
+            f"{cached_now}, {cached_old}, {cached_fallback}",
+            "21, 21, 21",
+        ),
+    ]
+
+
+@experiment(CHAPTER, "watch-list-fallback", "A server without watch-list: the fallback")
+def watch_list_fallback() -> list[Claim]:
+    clock = FakeClock()
+    server = ApiServerCore(watch_list="unsupported")
+    for i in range(3):
+        server.create(Object(f"pod-{i}", namespace="default"))
+    informer = SteppedInformer(ServerListerWatcher(server, clock))
+    informer.pump()
+    asked = [
+        ("watch-list" if r.send_initial_events else r.verb)
+        + f" at {r.resource_version or chr(34) * 2}"
+        + (f" ({r.error})" if r.error else "")
+        for r in server.request_log
+    ]
+    return [
+        equal(
+            "03.fallback-requests",
+            "what an informer asks a server without watch-list, in order",
+            "; ".join(asked),
+            'watch-list at "" (Invalid); list at 0; watch at 4',
+        ),
+        equal("03.fallback-synced", "it syncs all the same", informer.has_synced(), True),
+        equal(
+            "03.fallback-time",
+            "virtual time the fallback waited before listing",
+            clock.now(),
+            0.0,
+            "s",
         ),
     ]
 
@@ -121,8 +272,10 @@ def resync() -> list[Claim]:
     before = server.counters.copy()
     clock.set_time(30.0)  # the resync period passes
     informer.pump()
-    resync_requests = (server.counters.lists - before.lists) + (
-        server.counters.watches - before.watches
+    resync_requests = (
+        (server.counters.lists - before.lists)
+        + (server.counters.watches - before.watches)
+        + (server.counters.watch_lists - before.watch_lists)
     )
     by_resync = [o.data for o in announced if isinstance(o, Object)]
     # The connection drops (the held event is lost with it) and the server has since
@@ -142,16 +295,23 @@ def resync() -> list[Claim]:
         run_until(clock.now() + 60.0, informer)  # it may back off before it relists
     except RuntimeError as err:  # a reflector that never settles: report, do not crash
         stuck = f"stuck ({server.counters.watches} watches): {err}"
+        expected = "0 lists, 2 watch-lists"
         return [
             *first,
-            holds("03.relist-lists", "lists after the watch could not resume", stuck, "2", False),
+            holds("03.relist-lists", "requests that got the state", stuck, expected, False),
             holds("03.relist-repairs", "value in the cache after the relist", stuck, "5", False),
         ]
     cached = informer.lister().get("default", "web")
+    got_state = ", ".join(
+        (_count(server.counters.lists, "list"), _count(server.counters.watch_lists, "watch-list"))
+    )
     return [
         *first,
         equal(
-            "03.relist-lists", "lists after the watch could not resume", server.counters.lists, 2
+            "03.relist-lists",
+            "requests that got the whole state, first sync and relist",
+            got_state,
+            "0 lists, 2 watch-lists",
         ),
         equal(
             "03.relist-repairs",

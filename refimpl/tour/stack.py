@@ -15,8 +15,9 @@ itself use it directly).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from refimpl.apiserver import ApiServerCore, CoreWatch, ListResult, WatchEvent
+from refimpl.apiserver import BOOKMARK, ERROR, ApiServerCore, CoreWatch, ListResult, WatchEvent
 from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta
@@ -24,7 +25,7 @@ from refimpl.cache.informer_core import new_fifo_core
 from refimpl.cache.listwatch import ListOptions, Watch
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector
-from refimpl.cache.shared_informer import FifoMode, GenericLister
+from refimpl.cache.shared_informer import FifoMode, GenericLister, ListMode
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock
 from refimpl.meta import Object, meta_namespace_key_func
@@ -32,7 +33,7 @@ from refimpl.meta import Object, meta_namespace_key_func
 __all__ = ["ServerListerWatcher", "SteppedInformer", "new_fifo", "run_until"]
 
 
-def new_fifo(mode: FifoMode, indexer: Indexer, name: str) -> RealFIFO | DeltaFIFO:
+def new_fifo(mode: FifoMode, indexer: Indexer[Any], name: str) -> RealFIFO | DeltaFIFO:
     """The FIFO an informer of ``mode`` uses (client-go ``newQueueFIFO``), as a shell."""
     core = new_fifo_core(mode, indexer)
     if isinstance(core, RealFIFOCore):
@@ -48,8 +49,10 @@ class _FilteredWatch:
     def next_event(self, timeout: float | None = None) -> WatchEvent | None:
         while True:
             event = self.inner.next_event(timeout)
-            obj = None if event is None else event.object
-            if event is None or not isinstance(obj, Object) or self._keep(obj):
+            if event is None or event.type in (BOOKMARK, ERROR):
+                return event  # not about an object: every watcher gets it
+            obj = event.object
+            if not isinstance(obj, Object) or self._keep(obj):
                 return event
             # An event for an object this informer does not watch: skip it, as a
             # label-selected watch on a real server would never have sent it.
@@ -131,6 +134,7 @@ class SteppedInformer:
         lw: ServerListerWatcher,
         *,
         fifo_mode: FifoMode = FifoMode.REAL_ATOMIC,
+        list_mode: ListMode = ListMode.WATCH_LIST,
         resync_period: float = 0.0,
         name: str = "informer",
         seed: int = 0,
@@ -138,16 +142,22 @@ class SteppedInformer:
         self.name = name
         self.lw = lw
         self.clock = clock = lw.clock
-        self.indexer = Indexer()
+        self.indexer: Indexer[Object] = Indexer()
         self.fifo = new_fifo(fifo_mode, self.indexer, name)
         self.reflector = SteppedReflector(
-            lw, self.fifo, name=name, resync_period=resync_period, clock=clock, seed=seed
+            lw,
+            self.fifo,
+            name=name,
+            resync_period=resync_period,
+            clock=clock,
+            seed=seed,
+            use_watch_list=list_mode is ListMode.WATCH_LIST,
         )
-        self.handlers: list[ResourceEventHandler] = []
+        self.handlers: list[ResourceEventHandler[Any]] = []
         #: What each handler call was, in order: ("add"|"update"|"delete", key).
         self.notifications: list[tuple[str, str]] = []
 
-    def add_event_handler(self, handler: ResourceEventHandler) -> None:
+    def add_event_handler(self, handler: ResourceEventHandler[Any]) -> None:
         self.handlers.append(handler)
 
     def _queued(self) -> int:

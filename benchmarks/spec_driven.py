@@ -1,0 +1,155 @@
+"""Which deliberately broken adapters spec-driven conformance catches, and at what cost.
+
+    python benchmarks/spec_driven.py [--bug NAME ...] [--markdown]
+
+For every bug in adapters/broken/bugs.py whose component a graphed model drives
+(queue and delaying_queue: WorkQueue; delta_fifo: DeltaFIFO; real_fifo: RealFIFO and
+RealFIFOAtomic), ``refimpl conform --from-spec`` runs that model against the broken
+adapter: the table says whether a deviation was found, after how many steps and
+requests (the walk's, before shortening), how long it took, the length of the reported
+path (after shortening) and the spec action it fails at. Then the reference
+adapter's full coverage of each model (edges, states, requests, seconds). Nothing is
+random: the walks are computed from the graph, so every run gives the same numbers
+except the seconds. docs/conformance.md's table is this script's ``--markdown`` output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from refimpl.conformance.spec_driven import DRIVERS, drive, load_model_graph
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "adapters" / "broken"
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+
+#: component -> the models whose graphs drive it
+MODELS = {
+    "queue": ["WorkQueue"],
+    "delaying_queue": ["WorkQueue"],
+    "delta_fifo": ["DeltaFIFO"],
+    "real_fifo": ["RealFIFO", "RealFIFOAtomic"],
+}
+
+
+def load_bugs() -> Any:
+    spec = importlib.util.spec_from_file_location("broken_bugs", BROKEN / "bugs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.BUGS
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bug", action="append", default=[], help="only these bugs")
+    parser.add_argument("--markdown", action="store_true", help="print markdown tables")
+    args = parser.parse_args()
+    bugs = load_bugs()
+    graphs = {m: load_model_graph(m) for m in DRIVERS}
+    rows: list[list[str]] = []
+    for name, bug in bugs.items():
+        if args.bug and name not in args.bug:
+            continue
+        models = MODELS.get(bug.component)
+        if not models:
+            rows.append([name, bug.component, "-", "no graphed model drives it", "", "", ""])
+            continue
+        for model in models:
+            command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", name]
+            run = drive(DRIVERS[model], graphs[model], command)
+            cov = run.coverage
+            path = ""
+            if run.deviation is not None:
+                verdict = "caught"
+                where = run.deviation.path[-1]
+                path = str(len(run.deviation.path))
+            elif run.refused is not None:
+                verdict = "not run"
+                where = run.refused
+            else:
+                verdict = "passes every edge"
+                where = ""
+            rows.append(
+                [
+                    name,
+                    bug.component,
+                    model,
+                    verdict,
+                    f"{cov.steps}",
+                    f"{cov.requests}",
+                    f"{cov.seconds:.1f}",
+                    path,
+                    where,
+                ]
+            )
+            print(f"{name:<34} {model:<15} {verdict}", file=sys.stderr)
+    header = [
+        "bug",
+        "component",
+        "model",
+        "verdict",
+        "steps",
+        "requests",
+        "seconds",
+        "path",
+        "failed at",
+    ]
+    _table(header, rows, args.markdown)
+    print()
+    cover_rows: list[list[str]] = []
+    for model, driver in DRIVERS.items():
+        run = drive(driver, graphs[model], REFERENCE)
+        cov = run.coverage
+        cover_rows.append(
+            [
+                model,
+                "pass" if run.ok else "FAIL",
+                f"{cov.covered}/{cov.drivable}",
+                f"{cov.edges}",
+                f"{cov.states_visited}/{cov.states}",
+                f"{cov.steps}",
+                f"{cov.requests}",
+                f"{cov.requests / max(cov.covered, 1):.2f}",
+                f"{cov.seconds:.1f}",
+            ]
+        )
+    _table(
+        [
+            "model",
+            "reference",
+            "edges driven",
+            "graph edges",
+            "states",
+            "steps",
+            "requests",
+            "requests/edge",
+            "seconds",
+        ],
+        cover_rows,
+        args.markdown,
+    )
+    return 0
+
+
+def _table(header: list[str], rows: list[list[str]], markdown: bool) -> None:
+    rows = [r + [""] * (len(header) - len(r)) for r in rows]
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,672 @@
+"""Spec-driven conformance: follow every edge of a TLA+ model's state graph in an adapter.
+
+``refimpl conform --from-spec MODEL -- ADAPTER`` loads the committed state graph of
+MODEL (spec/graphs/, the graphs the code replay checks refimpl against), and drives the
+adapter from the initial state along edges until every edge the protocol can drive has
+been taken once. Each step sends the edge's request (:mod:`refimpl.conformance.spec_drivers`
+translates spec actions), compares the answer with what the edge's states make
+observable, then sends a few observation requests (``len``, ``has_synced``) and checks
+them against the target state. A wrong answer is reported with the path that led to it
+from the initial state: a shortest path to the edge's source, then the edge.
+
+How the walks are built: from the current state, a breadth-first search finds the
+nearest state with an edge not yet taken; the harness goes there and takes it. When no
+untaken edge is reachable, it sends ``reset`` and starts again from the initial state.
+A *timed* model (the work queue's delayed adds) is planned whole against the spec first,
+because an ``add_after``'s delay must make it fall due at the walk's later ``Ready``.
+
+Where the spec leaves an order open (the order of a relist's tombstones or a resync's
+Sync deltas follows Go's map order), one request has several successor states: the
+harness keeps every successor the answers allow and lets later answers decide. Edges
+taken while the state was not yet known are credited once it is; until then they count
+as taken "with the order open" in the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import attrs
+
+from refimpl.conformance.process import AdapterFailure, AdapterProcess
+from refimpl.conformance.spec_drivers import DRIVERS, DrivenEdge, SpecDriver, request_key
+from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.manifest import default_spec_dir, load_manifest
+
+__all__ = [
+    "DRIVERS",
+    "Coverage",
+    "Deviation",
+    "SpecRun",
+    "drive",
+    "load_model_graph",
+    "plan_walks",
+]
+
+#: A request sent and the answer it got.
+Logged = tuple[dict[str, Any], Any]
+
+
+@attrs.frozen
+class Deviation:
+    """The first answer the spec does not allow, and the steps that led to it."""
+
+    #: the spec actions from the initial state; the last one got the wrong answer
+    path: tuple[str, ...]
+    request: dict[str, Any]
+    expected: tuple[Any, ...]
+    actual: Any
+    #: every request since the last reset, with its answer
+    log: tuple[Logged, ...]
+    #: the steps as the walker took them (for replaying a shorter path)
+    steps: tuple[DrivenEdge, ...] = ()
+    #: a shortest path in the spec to the failing step (None: the path is one)
+    shortest: tuple[DrivenEdge, ...] | None = None
+    #: True: ``path`` is a shorter spec path (see _Walker.shorten), replayed on a reset
+    #: adapter, failing again; False: every shorter path tried passed
+    shortened: bool | None = None
+
+    def describe(self, show: int = 40) -> str:
+        if self.shortened:
+            head = "a shorter path in the spec, replayed after a reset"
+        elif self.shortened is False:
+            head = "the walk from the initial state (no shorter path tried failed)"
+        else:
+            head = "the path from the initial state"
+        lines = [f"{head} (spec actions; the last one got a wrong answer):"]
+        first = max(0, len(self.path) - show)
+        if first:
+            lines.append(f"  ... {first} earlier steps (all requests: --log FILE)")
+        lines += [f"  {i + 1:>4}. {self.path[i]}" for i in range(first, len(self.path))]
+        lines.append(f"request: {_shown(self.request)}")
+        lines.append(f"the spec allows: {' or '.join(_shown(e) for e in self.expected)}")
+        lines.append(f"the adapter answered: {_shown(self.actual)}")
+        log = self.log[-2 * show :]
+        lines.append(
+            "requests since the last reset (> sent, < answered)"
+            + (f", the last {len(log)}:" if len(log) < len(self.log) else ":")
+        )
+        for request, answer in log:
+            lines.append(f"  > {_shown(request)}")
+            lines.append(f"  < {_shown(answer)}")
+        return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, separators=(", ", ": "))
+
+
+@attrs.define
+class Coverage:
+    """What a run covered; ``edges`` counts graph edges (a merged step covers two)."""
+
+    model: str
+    states: int
+    edges: int
+    undriven: dict[str, int]
+    unreachable: int = 0
+    drivable: int = 0
+    covered: int = 0
+    states_visited: int = 0
+    steps: int = 0
+    requests: int = 0
+    resets: int = 0
+    open_order_steps: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.model}: covered {self.covered} of {self.drivable} drivable edges "
+            f"({self.edges} in the graph), {self.states_visited} of {self.states} states; "
+            f"{self.steps} steps in {self.resets + 1} walks, {self.requests} requests, "
+            f"{self.seconds:.1f} s",
+        ]
+        for reason, count in sorted(self.undriven.items()):
+            if count:
+                lines.append(f"  not driven: {count} edges ({reason})")
+        if self.unreachable:
+            lines.append(
+                f"  not driven: {self.unreachable} edges reachable only through edges "
+                "that are not driven"
+            )
+        if self.open_order_steps:
+            lines.append(
+                f"  {self.open_order_steps} steps had several allowed answers (an order the "
+                "spec leaves open): any answer the spec allows was accepted"
+            )
+        return "\n".join(lines)
+
+
+@attrs.define
+class SpecRun:
+    coverage: Coverage
+    deviation: Deviation | None = None
+    refused: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.deviation is None and self.refused is None
+
+
+def load_model_graph(model: str, spec_dir: Path | None = None) -> StateGraph:
+    """The committed graph of ``model`` (a name from spec/models.json)."""
+    directory = spec_dir if spec_dir is not None else default_spec_dir()
+    for entry in load_manifest(directory):
+        if entry.name == model:
+            if not entry.graph:
+                raise ValueError(f"model {model} has no committed state graph")
+            return load_graph(directory / entry.graph)
+    raise ValueError(f"no model named {model!r} in {directory / 'models.json'}")
+
+
+class _Graph:
+    """The drivable steps of a graph, indexed for search."""
+
+    def __init__(self, graph: StateGraph, driver: SpecDriver, methods: frozenset[str]) -> None:
+        self.graph = graph
+        steps, self.undriven = driver.driven(graph, methods)
+        self.out: list[list[DrivenEdge]] = [[] for _ in graph.states]
+        for step in steps:
+            self.out[step.source].append(step)
+        self.init = graph.init[0]
+        reach = self.reachable(self.init)
+        self.steps = [s for s in steps if s.source in reach]
+        self.drivable = {i for s in self.steps for i in s.covers}
+        listed = {i for s in steps for i in s.covers}
+        self.unreachable = len(listed - self.drivable)
+
+    def reachable(self, start: int) -> set[int]:
+        seen = {start}
+        todo = [start]
+        while todo:
+            for step in self.out[todo.pop()]:
+                if step.target not in seen:
+                    seen.add(step.target)
+                    todo.append(step.target)
+        return seen
+
+    def path_to_untaken(self, start: int, taken: _Taken) -> list[DrivenEdge] | None:
+        """Shortest path from ``start`` ending in a step that covers an untaken edge."""
+        back: dict[int, DrivenEdge | None] = {start: None}
+        todo = deque([start])
+        while todo:
+            here = todo.popleft()
+            if taken.open_from[here]:
+                step = next(s for s in self.out[here] if taken.is_open(s))
+                path = [step]
+                node = here
+                while (prev := back[node]) is not None:
+                    path.append(prev)
+                    node = prev.source
+                return path[::-1]
+            for step in self.out[here]:
+                if step.target not in back:
+                    back[step.target] = step
+                    todo.append(step.target)
+        return None
+
+    def shortest_path(self, start: int, goal: int) -> list[DrivenEdge]:
+        back: dict[int, DrivenEdge | None] = {start: None}
+        todo = deque([start])
+        while todo and goal not in back:
+            here = todo.popleft()
+            for step in self.out[here]:
+                if step.target not in back:
+                    back[step.target] = step
+                    todo.append(step.target)
+        path: list[DrivenEdge] = []
+        node = goal
+        while (prev := back.get(node)) is not None:
+            path.append(prev)
+            node = prev.source
+        return path[::-1]
+
+
+class _Taken:
+    """The graph edges taken so far, with a count per state of its steps that would
+    still take a new edge (so the search for the nearest one is a plain BFS)."""
+
+    def __init__(self, graph: _Graph) -> None:
+        self.edges: set[int] = set()
+        self.left: dict[DrivenEdge, int] = {}
+        self.steps_of: dict[int, list[DrivenEdge]] = {}
+        self.open_from = [0] * len(graph.out)
+        for step in graph.steps:
+            self.left[step] = len(set(step.covers))
+            self.open_from[step.source] += 1
+            for i in set(step.covers):
+                self.steps_of.setdefault(i, []).append(step)
+
+    def is_open(self, step: DrivenEdge) -> bool:
+        return self.left.get(step, 0) > 0
+
+    def update(self, covers: tuple[int, ...]) -> None:
+        for i in covers:
+            if i in self.edges:
+                continue
+            self.edges.add(i)
+            for step in self.steps_of.get(i, ()):
+                self.left[step] -= 1
+                if self.left[step] == 0:
+                    self.open_from[step.source] -= 1
+
+
+def plan_walks(graph: _Graph) -> list[list[DrivenEdge]]:
+    """Walks from the initial state that together take every drivable edge, assuming
+    every open order goes the way of the step planned."""
+    taken = _Taken(graph)
+    walks: list[list[DrivenEdge]] = []
+    while graph.drivable - taken.edges:
+        walk: list[DrivenEdge] = []
+        here = graph.init
+        while (path := graph.path_to_untaken(here, taken)) is not None:
+            for step in path:
+                taken.update(step.covers)
+            walk.extend(path)
+            here = path[-1].target
+        if not walk:
+            break
+        walks.append(walk)
+    return walks
+
+
+class _Abort(Exception):
+    pass
+
+
+def drive(
+    driver: SpecDriver,
+    graph_: StateGraph,
+    command: Sequence[str],
+    *,
+    timeout: float = 5.0,
+    startup_timeout: float = 20.0,
+    progress: Callable[[Coverage], None] | None = None,
+    log: TextIO | None = None,
+) -> SpecRun:
+    """Drive the adapter ``command`` along every drivable edge of the graph."""
+    started = time.monotonic()
+    run = SpecRun(
+        Coverage(
+            model=driver.model, states=len(graph_.states), edges=len(graph_.edges), undriven={}
+        )
+    )
+    adapter = AdapterProcess(list(command), timeout=timeout, log=log)
+    try:
+        adapter.start()
+        methods = _handshake(adapter, driver, startup_timeout)
+        if isinstance(methods, str):
+            run.refused = methods
+            return run
+        graph = _Graph(graph_, driver, methods)
+        run.coverage.undriven = dict(graph.undriven)
+        run.coverage.unreachable = graph.unreachable
+        run.coverage.drivable = len(graph.drivable)
+        _Walker(driver, graph, adapter, run, progress).run()
+    except AdapterFailure as exc:
+        run.refused = f"adapter failed: {exc.describe()}"
+    finally:
+        run.coverage.requests = adapter.requests_sent
+        run.coverage.seconds = time.monotonic() - started
+        adapter.close()
+    return run
+
+
+def _handshake(adapter: AdapterProcess, driver: SpecDriver, timeout: float) -> frozenset[str] | str:
+    """The methods the adapter declares for the driver's component, or why it cannot
+    be driven."""
+    answer = adapter.request({"op": "hello", "protocol": 2}, timeout=timeout)
+    if "error" in answer:
+        answer = adapter.request({"op": "hello", "protocol": 1}, timeout=timeout)
+    if "error" in answer:
+        return f"the adapter refused hello: {answer['error']}"
+    components = answer["result"].get("components", {})
+    caps = components.get(driver.component)
+    if not isinstance(caps, dict):
+        return (
+            f"the adapter does not offer {driver.component} (the {driver.model} model's component)"
+        )
+    missing = sorted(driver.methods - set(caps.get("methods", [])))
+    if missing:
+        return (
+            f"{driver.component} lacks methods the {driver.model} model needs: {', '.join(missing)}"
+        )
+    allowed = caps.get("option_values") or {}
+    for name, value in driver.options.items():
+        if name in allowed and value not in allowed[name]:
+            return (
+                f"{driver.component} cannot be created with {name}={value!r}, which the "
+                f"{driver.model} model needs (the adapter allows {allowed[name]!r})"
+            )
+    return frozenset(caps.get("methods", []))
+
+
+class _Walker:
+    """One run: the belief (possible current states, with the steps not yet credited),
+    the edges taken, and the request log since the last reset."""
+
+    def __init__(
+        self,
+        driver: SpecDriver,
+        graph: _Graph,
+        adapter: AdapterProcess,
+        run: SpecRun,
+        progress: Callable[[Coverage], None] | None,
+    ) -> None:
+        self.driver = driver
+        self.graph = graph
+        self.adapter = adapter
+        self.run_ = run
+        self.cov = run.coverage
+        self.progress = progress
+        self.taken = _Taken(graph)
+        self.visited: set[int] = set()
+        #: probe request of each step (untimed drivers: it depends on the step only)
+        self.probes: dict[DrivenEdge, str] = {}
+        self.belief: dict[int, tuple[DrivenEdge, ...]] = {}
+        self.path: list[str] = []
+        self.walked: list[DrivenEdge] = []
+        self.log: list[Logged] = []
+        self.last_progress = 0.0
+
+    def run(self) -> None:
+        try:
+            if self.driver.timed:
+                for walk in plan_walks(self.graph):
+                    self.restart()
+                    for step, plan in zip(
+                        walk, self.driver.schedule(self.graph.graph, walk), strict=True
+                    ):
+                        self.step([step], plan)
+            else:
+                self.restart()
+                while self.graph.drivable - self.taken.edges:
+                    if not self.advance():
+                        if len(self.belief) == 1 and self.current() == self.graph.init:
+                            break
+                        self.restart()
+        except _Abort:
+            pass
+        # Coverage is the walk's; replaying a shorter path afterwards adds nothing.
+        self.cov.covered = len(self.taken.edges & self.graph.drivable)
+        self.cov.states_visited = len(self.visited)
+        steps, resets = self.cov.steps, self.cov.resets
+        with contextlib.suppress(_Abort):
+            self.shorten()
+        self.cov.steps, self.cov.resets = steps, resets
+
+    def current(self) -> int | None:
+        return next(iter(self.belief)) if len(self.belief) == 1 else None
+
+    def restart(self) -> None:
+        if self.belief:
+            self.cov.resets += 1
+            self.expect_null(None, {"op": "reset"})
+        self.log.clear()
+        self.path.clear()
+        self.walked.clear()
+        create = {
+            "op": "create",
+            "instance": "x",
+            "component": self.driver.component,
+            "options": dict(self.driver.options),
+        }
+        self.expect_null(None, create)
+        self.belief = {self.graph.init: ()}
+        self.visited.add(self.graph.init)
+
+    def advance(self) -> bool:
+        """Take the next planned step; False when nothing untaken is reachable."""
+        here = self.current()
+        if here is not None:
+            path = self.graph.path_to_untaken(here, self.taken)
+            if path is None:
+                return False
+            for step in path:
+                if self.current() != step.source:
+                    return True  # an open order went another way: plan again
+                self.step([step], None)
+            return True
+        # Several states are possible: take a step every one of them allows with the
+        # same request, preferring the first step toward untaken edges.
+        first = min(self.belief)
+        path = self.graph.path_to_untaken(first, self.taken)
+        options = ([path[0]] if path else []) + self.graph.out[first]
+        for step in options:
+            group = self.group(step)
+            if group is not None:
+                self.step(group, None)
+                return True
+        return False
+
+    def group(self, chosen: DrivenEdge) -> list[DrivenEdge] | None:
+        """The steps with ``chosen``'s request from every believed state, if all have one."""
+        probe = self.probe_key(chosen)
+        group: list[DrivenEdge] = []
+        for state in self.belief:
+            same = [s for s in self.graph.out[state] if self.probe_key(s) == probe]
+            if not same:
+                return None
+            group.extend(same)
+        return group
+
+    def step(self, candidates: list[DrivenEdge], plan: Any) -> None:
+        """Send one step's requests; keep the candidates every answer agrees with."""
+        g = self.graph.graph
+        request = self.driver.probe(g, candidates[0], plan)
+        # The candidates the adapter could follow: every successor of every believed
+        # state with the same request (an open order has several).
+        if not self.driver.timed and len(candidates) == 1:
+            key = self.probe_key(candidates[0])
+            candidates = [
+                s
+                for state in self.belief
+                for s in self.graph.out[state]
+                if self.probe_key(s) == key
+            ]
+        answer = self.send(request)
+        kept = [c for c in candidates if self.driver.expect(g, c) == answer]
+        if not kept:
+            self.deviate(
+                candidates[0], request, [self.driver.expect(g, c) for c in candidates], answer
+            )
+        follows = {tuple(request_key(r) for r in self.driver.follow(g, c)) for c in kept}
+        if len(follows) > 1:
+            self.run_.refused = (
+                "inconclusive: the answers allow several states that need different "
+                f"requests next (after {candidates[0].label})"
+            )
+            raise _Abort
+        for follow in self.driver.follow(g, kept[0]):
+            self.expect_null(kept[0], follow)
+        for check in self.driver.checks(g, kept[0]):
+            answer = self.send(check.request)
+            allowed = [c for c in kept if check.expected(g.states[c.target]) == answer]
+            if not allowed:
+                expected = [check.expected(g.states[c.target]) for c in kept]
+                self.deviate(kept[0], check.request, expected, answer)
+            kept = allowed
+        self.path.append(
+            kept[0].label if len({c.label for c in kept}) == 1 else f"{kept[0].action} (open order)"
+        )
+        self.walked.append(kept[0])
+        belief: dict[int, tuple[DrivenEdge, ...]] = {}
+        for c in kept:
+            for state, pending in self.belief.items():
+                if c.source == state:
+                    belief.setdefault(c.target, (*pending, c))
+        if len(belief) > 1 or len(kept) > 1:
+            self.cov.open_order_steps += 1
+        self.belief = belief
+        if len(belief) == 1:
+            ((state, pending),) = belief.items()
+            for taken in pending:
+                self.taken.update(taken.covers)
+                self.visited.add(taken.target)
+            self.belief = {state: ()}
+        self.cov.steps += 1
+        self.report_progress()
+
+    def probe_key(self, step: DrivenEdge) -> str:
+        key = self.probes.get(step)
+        if key is None:
+            key = self.probes[step] = request_key(self.driver.probe(self.graph.graph, step, None))
+        return key
+
+    def send(self, request: dict[str, Any]) -> Any:
+        """Send one request; its result, or ``{"error": {"kind": K}}``."""
+        response = self.adapter.request(request)
+        if "error" in response:
+            answer: Any = {"error": {"kind": response["error"].get("kind")}}
+        else:
+            answer = response["result"]
+        self.log.append((request, answer))
+        return answer
+
+    def expect_null(self, step: DrivenEdge | None, request: dict[str, Any]) -> None:
+        answer = self.send(request)
+        if answer is not None:
+            if step is None:
+                self.run_.refused = (
+                    f"the adapter answered {request_key({'r': answer})[6:-1]} to "
+                    f"{request_key(request)}"
+                )
+                raise _Abort
+            self.deviate(step, request, [None], answer)
+
+    def deviate(
+        self, step: DrivenEdge, request: dict[str, Any], expected: list[Any], actual: Any
+    ) -> None:
+        unique: list[Any] = []
+        for e in expected:
+            if e not in unique:
+                unique.append(e)
+        here = self.current()
+        shortest = None
+        if here is not None:
+            shortest = (*self.graph.shortest_path(self.graph.init, here), step)
+        self.run_.deviation = Deviation(
+            (*self.path, step.label),
+            request,
+            tuple(unique),
+            actual,
+            tuple(self.log),
+            (*self.walked, step),
+            shortest,
+        )
+        raise _Abort
+
+    def shorten(self, tries: int = 20) -> None:
+        """Replace a deviation found after a long walk by a shorter spec path that
+        fails too on a reset adapter: the shortest path to the failing step first, then
+        shortest paths to a state on the walk followed by the rest of the walk."""
+        found = self.run_.deviation
+        if found is None:
+            return
+        walk = list(found.steps)
+        candidates: list[list[DrivenEdge]] = []
+        if found.shortest is not None:
+            candidates.append(list(found.shortest))
+        for i in range(1, len(walk)):
+            to_here = self.graph.shortest_path(self.graph.init, walk[i].source)
+            candidates.append([*to_here, *walk[i:]])
+        candidates = sorted((c for c in candidates if len(c) < len(walk)), key=len)[:tries]
+        for path in candidates:
+            again = self.replay(path)
+            if again is not None:
+                self.run_.deviation = attrs.evolve(again, shortened=True)
+                return
+        self.run_.deviation = attrs.evolve(found, shortened=False if candidates else None)
+
+    def replay(self, path: list[DrivenEdge]) -> Deviation | None:
+        """Follow ``path`` on a reset adapter; the deviation it meets, if any."""
+        self.run_.deviation = None
+        self.restart()
+        timed = self.driver.timed
+        plans = self.driver.schedule(self.graph.graph, path) if timed else [None] * len(path)
+        try:
+            for step, plan in zip(path, plans, strict=True):
+                self.step([step], plan)
+        except _Abort:
+            return self.run_.deviation
+        return None
+
+    def report_progress(self) -> None:
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if now - self.last_progress >= 1.0:
+            self.last_progress = now
+            self.cov.covered = len(self.taken.edges & self.graph.drivable)
+            self.cov.states_visited = len(self.visited)
+            self.cov.requests = self.adapter.requests_sent
+            self.progress(self.cov)
+
+
+def run_from_spec(
+    models: Sequence[str],
+    command: Sequence[str],
+    *,
+    out: TextIO,
+    err: TextIO,
+    timeout: float = 5.0,
+    startup_timeout: float = 20.0,
+    show_progress: bool = False,
+    log: TextIO | None = None,
+) -> int:
+    """``refimpl conform --from-spec``: drive each model's graph; the exit status as for
+    ``refimpl conform`` (0 every edge agreed, 1 a deviation, 2 the adapter failed or
+    cannot drive a model, 3 an unknown model)."""
+    names = list(models) if models and models != ["all"] else list(DRIVERS)
+    unknown = [m for m in names if m not in DRIVERS]
+    if unknown:
+        print(
+            f"refimpl conform: --from-spec {', '.join(unknown)}: no such driven model "
+            f"(choose from {', '.join(DRIVERS)}, or all)",
+            file=err,
+        )
+        return 3
+    status = 0
+
+    def progress(cov: Coverage) -> None:
+        print(
+            f"\r{cov.model}: {cov.covered}/{cov.drivable} edges, {cov.steps} steps, "
+            f"{cov.requests} requests",
+            end="",
+            file=err,
+            flush=True,
+        )
+
+    for model in names:
+        try:
+            graph = load_model_graph(model)
+        except (OSError, ValueError) as exc:
+            print(f"refimpl conform: {exc}", file=err)
+            return 3
+        run = drive(
+            DRIVERS[model],
+            graph,
+            command,
+            timeout=timeout,
+            startup_timeout=startup_timeout,
+            progress=progress if show_progress else None,
+            log=log,
+        )
+        if show_progress:
+            print(file=err)
+        verdict = "PASS" if run.ok else ("DEVIATION" if run.deviation else "NOT RUN")
+        print(f"{model:<16} {verdict}", file=out)
+        print(run.coverage.summary(), file=out)
+        if run.refused is not None:
+            print(f"  {run.refused}", file=out)
+            status = max(status, 2)
+        if run.deviation is not None:
+            print(run.deviation.describe(), file=out)
+            status = max(status, 1)
+    return status

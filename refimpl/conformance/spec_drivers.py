@@ -1,0 +1,470 @@
+"""How each graphed spec action becomes protocol requests, and what its answers must be.
+
+Owns no state. Used by :mod:`refimpl.conformance.spec_driven`, which walks a committed
+state graph (spec/graphs/) edge by edge. For every model whose component the protocol
+has, a :class:`SpecDriver` says:
+
+* which graph edges the protocol can drive, merged where one protocol call is several
+  spec steps (RealFIFO's atomic ``Take`` then ``Process`` is one ``pop_nowait``), and
+  why the others cannot be driven;
+* the *probe*: the one request an edge sends (``add``, ``get_nowait``, ``pop_nowait``,
+  ...) and the answer the edge's source and target states make observable;
+* the requests that follow it (the FIFO's known-objects store is the model's ``store``,
+  so after a ``Pop`` the harness writes the change the spec made, as an informer's
+  process function would);
+* the checks sent after every edge (``len`` of a queue, ``has_synced`` of a FIFO), with
+  the answer the target state gives.
+
+The expected answers come from the spec states alone, through the same object mapping
+the code replay uses (:mod:`refimpl.tla.refine_fifo`), never from running refimpl.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from refimpl.conformance.cache_driver import delta_json
+from refimpl.meta import Object
+from refimpl.tla.graph import Edge, StateGraph
+from refimpl.tla.refine_fifo import delta_from_spec, object_from_spec
+from refimpl.tla.values import Fn, Value
+
+__all__ = [
+    "DELTA_FIFO",
+    "DRIVERS",
+    "REAL_FIFO",
+    "REAL_FIFO_ATOMIC",
+    "WORK_QUEUE",
+    "Check",
+    "DrivenEdge",
+    "SpecDriver",
+    "request_key",
+]
+
+State = Mapping[str, Value]
+
+
+@attrs.frozen
+class DrivenEdge:
+    """One step the harness can take: ``covers`` are the graph edges it traverses
+    (two for a merged Take/Process), ``label`` the spec action as TLC prints it."""
+
+    source: int
+    target: int
+    action: str
+    args: tuple[Value, ...]
+    covers: tuple[int, ...]
+    #: the spec action passed through in the same request, if any (see _merged)
+    then: str = ""
+
+    @property
+    def label(self) -> str:
+        label = Edge(self.source, self.target, self.action, self.args).label
+        return f"{label} + {self.then}" if self.then else label
+
+
+@attrs.frozen
+class Check:
+    """An observation request and the result a spec state calls for."""
+
+    request: dict[str, Any]
+    expected: Callable[[State], Any]
+
+
+def _queue_len(state: State) -> int:
+    queue = state["queue"]
+    assert isinstance(queue, tuple)
+    return len(queue)
+
+
+def request_key(request: Mapping[str, Any]) -> str:
+    """A request as a comparable string (requests are JSON objects)."""
+    return json.dumps(request, sort_keys=True)
+
+
+def _call(method: str, **args: Any) -> dict[str, Any]:
+    return {"op": "call", "instance": "x", "method": method, "args": args}
+
+
+class SpecDriver(Protocol):
+    """What :func:`refimpl.conformance.spec_driven.drive` needs from one model."""
+
+    @property
+    def model(self) -> str:
+        """The model's name in spec/models.json."""
+        ...
+
+    @property
+    def component(self) -> str: ...
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The create options that make the component the model's."""
+        ...
+
+    @property
+    def methods(self) -> frozenset[str]:
+        """Methods the adapter must declare for the component."""
+        ...
+
+    @property
+    def timed(self) -> bool:
+        """True when a step's requests depend on later steps (delays): the walk is
+        planned whole before it is sent, so the model must be deterministic."""
+        ...
+
+    def driven(
+        self, graph: StateGraph, methods: frozenset[str]
+    ) -> tuple[list[DrivenEdge], dict[str, int]]:
+        """The steps an adapter declaring ``methods`` can be driven through, and for
+        the other graph edges: reason -> how many."""
+        ...
+
+    def schedule(self, graph: StateGraph, walk: Sequence[DrivenEdge]) -> list[Any]:
+        """Per step of a planned walk (from the initial state), what its requests need
+        to know about the future (delays); ``None`` entries for untimed models."""
+        ...
+
+    def probe(self, graph: StateGraph, edge: DrivenEdge, plan: Any) -> dict[str, Any]:
+        """The request that performs ``edge``."""
+        ...
+
+    def expect(self, graph: StateGraph, edge: DrivenEdge) -> Any:
+        """The probe's ``result`` the edge's source and target states call for."""
+        ...
+
+    def follow(self, graph: StateGraph, edge: DrivenEdge) -> list[dict[str, Any]]:
+        """Requests that complete the step (each must answer ``null``)."""
+        ...
+
+    def checks(self, graph: StateGraph, edge: DrivenEdge) -> list[Check]:
+        """Requests sent after a step to observe its target state, each with the
+        result a state calls for."""
+        ...
+
+
+def _plain(graph: StateGraph) -> list[DrivenEdge]:
+    return [
+        DrivenEdge(e.source, e.target, e.action, e.args, (i,)) for i, e in enumerate(graph.edges)
+    ]
+
+
+def _merged(
+    graph: StateGraph,
+    steps: list[DrivenEdge],
+    finish: str,
+    transient: Callable[[int], bool],
+    rename: Mapping[str, str] | None = None,
+) -> tuple[list[DrivenEdge], int]:
+    """Steps where a state the protocol never rests in is passed through at once.
+
+    A *transient* state (``transient`` says which) is left by its ``finish`` edge inside
+    the same request that entered it (the adapter answers only once the step is over):
+    every step into it is extended by that edge, and the other edges leaving it cannot
+    be driven; ``rename`` gives a merged step the name of the request that does both
+    (Take + Process is one Pop). Returns the steps and how many edges that leaves out.
+    """
+    finishes: dict[int, list[DrivenEdge]] = {}
+    for step in steps:
+        if step.action == finish and transient(step.source):
+            finishes.setdefault(step.source, []).append(step)
+    out: list[DrivenEdge] = []
+    for step in steps:
+        if transient(step.source):
+            continue
+        if step.target in finishes:
+            action = (rename or {}).get(step.action, step.action)
+            then = "" if action != step.action else finish
+            for end in finishes[step.target]:
+                covers = step.covers + end.covers
+                out.append(DrivenEdge(step.source, end.target, action, step.args, covers, then))
+        else:
+            out.append(step)
+    kept = {i for s in out for i in s.covers}
+    return out, sum(1 for s in steps for i in s.covers if i not in kept)
+
+
+# -- the work queue: spec/WorkQueue.tla through the delaying_queue component -------------
+
+#: Every delay the harness sends is a whole number of these (1 ms).
+TICK = 0.001
+#: Deadline of a delayed add that never fires in its walk: far beyond every Ready.
+NEVER = 1_000_000
+
+
+@attrs.frozen
+class WorkQueueDriver:
+    """spec/WorkQueue.tla as a ``delaying_queue``.
+
+    The spec's workers are the harness: ``Get(w)`` is ``get_nowait`` and worker ``w``
+    then holds the item, ``Done(w)`` is ``done`` of what it holds. ``AddAfter(x)`` is
+    ``add_after`` with a delay chosen so that ``x`` falls due exactly when the walk's
+    next ``Ready(x)`` advances the clock, and no other waiting key with it: the i-th
+    ``Ready`` of a walk happens at i ms (the model has no ``AddAfter`` of a key already
+    waiting, so a walk never needs two deadlines for one key). ``ShutDownWithDrain``
+    is ``drain_start``; ``DrainReturn`` happens inside the request that lets the drain
+    finish (the last ``done``, or ``shut_down``), and ``drain_returned`` observes it.
+    An adapter without those two methods is walked without the drain.
+    """
+
+    model: str = "WorkQueue"
+    component: str = "delaying_queue"
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+    methods: frozenset[str] = frozenset(
+        {"add", "get_nowait", "done", "len", "shut_down", "shutting_down", "add_after"}
+    )
+    timed: bool = True
+
+    def driven(
+        self, graph: StateGraph, methods: frozenset[str]
+    ) -> tuple[list[DrivenEdge], dict[str, int]]:
+        drain = {"ShutDownWithDrain", "DrainReturn"}
+        if not {"drain_start", "drain_returned"} <= methods:
+            skipped = sum(1 for e in graph.edges if e.action in drain)
+            steps = [e for e in _plain(graph) if e.action not in drain]
+            return steps, {"ShutDownWithDrain/DrainReturn: no drain_start/drain_returned": skipped}
+        # ShutDownWithDrain returns as soon as nothing is in flight (or a ShutDown cut
+        # it short): the adapter answers the request that made that so only after the
+        # drainer returned, so such a state is passed through at once.
+        returns = {e.source for e in graph.edges if e.action == "DrainReturn"}
+        steps, lost = _merged(
+            graph,
+            _plain(graph),
+            "DrainReturn",
+            lambda i: i in returns and graph.states[i]["drainer"] == "waiting",
+        )
+        return steps, {"steps between a drain completing and ShutDownWithDrain returning": lost}
+
+    def schedule(self, graph: StateGraph, walk: Sequence[DrivenEdge]) -> list[Any]:
+        ready_at: list[int | None] = []
+        ticks = 0
+        for step in walk:
+            if step.action == "Ready":
+                ticks += 1
+                ready_at.append(ticks)
+            else:
+                ready_at.append(None)
+        plans: list[Any] = []
+        now = 0
+        for i, step in enumerate(walk):
+            if step.action == "AddAfter":
+                (key,) = step.args
+                due = NEVER
+                for j in range(i + 1, len(walk)):
+                    later = walk[j]
+                    if later.action in ("ShutDown", "ShutDownWithDrain"):
+                        break
+                    if later.action == "Ready" and later.args == (key,):
+                        found = ready_at[j]
+                        assert found is not None
+                        due = found
+                        break
+                plans.append(due - now)
+            elif step.action == "Ready":
+                found = ready_at[i]
+                assert found is not None
+                plans.append(found - now)
+                now = found
+            else:
+                plans.append(None)
+        return plans
+
+    def probe(self, graph: StateGraph, edge: DrivenEdge, plan: Any) -> dict[str, Any]:
+        state = graph.states[edge.source]
+        match edge.action:
+            case "Add":
+                return _call("add", item=str(edge.args[0]))
+            case "AddAfter":
+                if plan is None:
+                    raise ValueError("AddAfter needs a planned delay")
+                return _call("add_after", item=str(edge.args[0]), delay=plan * TICK)
+            case "Ready":
+                if plan is None:
+                    raise ValueError("Ready needs a planned clock step")
+                return {"op": "advance", "seconds": plan * TICK}
+            case "Get" | "WorkerExit":
+                return _call("get_nowait")
+            case "Done":
+                holding = state["holding"]
+                assert isinstance(holding, Fn)
+                return _call("done", item=str(holding[edge.args[0]]))
+            case "ShutDown":
+                return _call("shut_down")
+            case "ShutDownWithDrain":
+                return _call("drain_start")
+        raise ValueError(f"WorkQueue action {edge.action} is not driven")
+
+    def expect(self, graph: StateGraph, edge: DrivenEdge) -> Any:
+        if edge.action == "Get":
+            holding = graph.states[edge.target]["holding"]
+            assert isinstance(holding, Fn)
+            return {"kind": "item", "item": str(holding[edge.args[0]])}
+        if edge.action == "WorkerExit":
+            return {"kind": "shutdown"}
+        return None
+
+    def follow(self, graph: StateGraph, edge: DrivenEdge) -> list[dict[str, Any]]:
+        return []
+
+    def checks(self, graph: StateGraph, edge: DrivenEdge) -> list[Check]:
+        # The length after every step; shutting_down where it can change (a queue
+        # that starts shutting down elsewhere shows in the next get's answer).
+        out = [Check(_call("len"), _queue_len)]
+        if edge.action in ("ShutDown", "ShutDownWithDrain"):
+            out.append(Check(_call("shutting_down"), lambda s: bool(s["shuttingDown"])))
+        if graph.states[edge.source]["drainer"] == "waiting" or edge.action == "ShutDownWithDrain":
+            out.append(Check(_call("drain_returned"), lambda s: s["drainer"] == "returned"))
+        return out
+
+
+# -- the FIFOs: spec/DeltaFIFO.tla and spec/RealFIFO.tla -----------------------------------
+
+#: The resourceVersion every driven ``replace`` carries (the specs do not model it).
+LIST_RV = "1"
+
+
+def _obj_json(value: Value) -> dict[str, Any]:
+    obj = object_from_spec(value)
+    assert isinstance(obj, Object)
+    return {"namespace": "", "name": obj.name, "rv": obj.resource_version, "labels": {}}
+
+
+def _delta_json(value: Value) -> dict[str, Any]:
+    out = delta_json(delta_from_spec(value))
+    replaced = out["object"].get("replaced_all") if isinstance(out["object"], dict) else None
+    if isinstance(replaced, dict):
+        replaced["rv"] = LIST_RV
+    return out
+
+
+@attrs.frozen
+class FIFODriver:
+    """spec/DeltaFIFO.tla and spec/RealFIFO.tla (both modes) as FIFO components.
+
+    The spec's ``store`` is the FIFO's known-objects store (the informer's indexer):
+    after each ``Pop`` the harness writes the spec's change to it with ``known_add`` /
+    ``known_delete``. ``Pop`` answers the popped key's deltas (DeltaFIFO) or one entry
+    (RealFIFO), with ``initial`` = not yet synced. In atomic mode ``Take`` and
+    ``Process`` are one ``pop_nowait``: what the spec lets producers do between them
+    (while the process function runs) cannot be driven through the protocol.
+    """
+
+    model: str
+    component: str
+    options: Mapping[str, Any]
+    known: bool
+    #: RealFIFO's atomic mode: Pop's process function runs with the lock released
+    atomic: bool = False
+    timed: bool = False
+
+    @property
+    def methods(self) -> frozenset[str]:
+        base = {"add", "update", "delete", "replace", "resync", "pop_nowait", "has_synced"}
+        return frozenset(base | ({"known_add", "known_delete"} if self.known else set()))
+
+    def driven(
+        self, graph: StateGraph, methods: frozenset[str]
+    ) -> tuple[list[DrivenEdge], dict[str, int]]:
+        if not self.atomic or {"pop_begin", "pop_end"} <= methods:
+            return _plain(graph), {}
+        # Without pop_begin/pop_end, pop_nowait is Take and Process in one request.
+        steps, lost = _merged(
+            graph, _plain(graph), "Process", lambda i: _processing(graph, i), {"Take": "Pop"}
+        )
+        return steps, {"steps while Pop's process function runs: no pop_begin/pop_end": lost}
+
+    def schedule(self, graph: StateGraph, walk: Sequence[DrivenEdge]) -> list[Any]:
+        return [None] * len(walk)
+
+    def probe(self, graph: StateGraph, edge: DrivenEdge, plan: Any) -> dict[str, Any]:
+        match edge.action:
+            case "Add" | "Update" | "Delete":
+                return _call(edge.action.lower(), obj=_obj_json(edge.args[0]))
+            case "Replace":
+                listed = edge.args[0]
+                assert isinstance(listed, tuple)
+                return _call("replace", objs=[_obj_json(o) for o in listed], rv=LIST_RV)
+            case "Resync":
+                return _call("resync")
+            case "Pop":
+                return _call("pop_nowait")
+            case "Take":
+                return _call("pop_begin")
+            case "Process":
+                return _call("pop_end")
+        raise ValueError(f"FIFO action {edge.action} is not driven")
+
+    def expect(self, graph: StateGraph, edge: DrivenEdge) -> Any:
+        if edge.action not in ("Pop", "Take"):
+            return None
+        source = graph.states[edge.source]
+        if "items" in source:
+            queue, items = source["queue"], source["items"]
+            assert isinstance(queue, tuple) and isinstance(items, Fn)
+            deltas = items[queue[0]]
+        else:
+            log = source["log"]
+            assert isinstance(log, tuple)
+            deltas = (log[0],)
+        assert isinstance(deltas, tuple)
+        return {
+            "kind": "item",
+            "deltas": [_delta_json(d) for d in deltas],
+            "initial": not source["synced"],
+        }
+
+    def follow(self, graph: StateGraph, edge: DrivenEdge) -> list[dict[str, Any]]:
+        if edge.action != "Pop" or not self.known:
+            return []
+        before, after = graph.states[edge.source]["store"], graph.states[edge.target]["store"]
+        assert isinstance(before, Fn) and isinstance(after, Fn)
+        out: list[dict[str, Any]] = []
+        for key, rv in sorted(after.items(), key=lambda kv: str(kv[0])):
+            old = before[key]
+            if rv == old:
+                continue
+            if rv:
+                out.append(_call("known_add", obj=_obj_json(_spec_obj(str(key), rv))))
+            else:
+                out.append(_call("known_delete", obj=_obj_json(_spec_obj(str(key), old))))
+        return out
+
+    def checks(self, graph: StateGraph, edge: DrivenEdge) -> list[Check]:
+        # Until the source state is synced has_synced can turn true on any step; after
+        # that the spec keeps it true (SyncedIsMonotone), checked after each Pop.
+        if graph.states[edge.source]["synced"] and edge.action != "Pop":
+            return []
+        return [Check(_call("has_synced"), lambda s: bool(s["synced"]))]
+
+
+def _spec_obj(key: str, rv: Value) -> Fn:
+    return Fn({"key": key, "rv": rv, "dfsu": False})
+
+
+def _processing(graph: StateGraph, state: int) -> bool:
+    return graph.states[state].get("processing", ()) != ()
+
+
+WORK_QUEUE = WorkQueueDriver()
+DELTA_FIFO = FIFODriver(
+    "DeltaFIFO",
+    "delta_fifo",
+    {"known_objects": True, "emit_delta_type_replaced": True},
+    known=True,
+)
+REAL_FIFO = FIFODriver("RealFIFO", "real_fifo", {"atomic": False}, known=True)
+REAL_FIFO_ATOMIC = FIFODriver(
+    "RealFIFOAtomic", "real_fifo", {"atomic": True}, known=False, atomic=True
+)
+
+#: model name (spec/models.json) -> its driver
+DRIVERS: dict[str, SpecDriver] = {
+    WORK_QUEUE.model: WORK_QUEUE,
+    DELTA_FIFO.model: DELTA_FIFO,
+    REAL_FIFO.model: REAL_FIFO,
+    REAL_FIFO_ATOMIC.model: REAL_FIFO_ATOMIC,
+}
