@@ -23,13 +23,13 @@ def consecutive_delays(base: float, cap: float, failures: int) -> tuple[float, f
     return exponential_delay(base, cap, failures), exponential_delay(base, cap, failures + 1)
 
 
-def refill_bound(tokens: float, last: float, now: float, limit: float, burst: int) -> float:
-    """Tokens gained between ``last`` and ``now``.
+def refill_bound(tokens: float, elapsed_ns: int, limit: float, burst: int) -> float:
+    """Tokens gained in ``elapsed_ns`` nanoseconds.
 
     pre: 0 < limit < 1e9
     pre: 1 <= burst
-    pre: tokens <= burst
-    pre: abs(now) < 1e12 and abs(last) < 1e12
-    post: __return__ <= max(0.0, now - last) * limit + 1e-6 * (1 + abs(tokens))
+    pre: -1e12 < tokens <= burst
+    pre: abs(elapsed_ns) < 2**62
+    post: __return__ <= max(0, elapsed_ns) / 1e9 * limit * (1 + 1e-9) + 1e-6 * (1 + abs(tokens))
     """
-    return bucket_advance(tokens, last, now, limit, burst) - tokens
+    return bucket_advance(tokens, elapsed_ns, limit, burst) - tokens

@@ -116,9 +116,10 @@ def test_declared_heap_order_is_compared_exactly() -> None:
 
 
 def test_harness_reads_heap_order_from_hello() -> None:
-    from refimpl.conformance.runner import RunContext
+    from refimpl.conformance.runner import Config, RunContext
 
     ctx = RunContext.__new__(RunContext)
+    ctx.config = Config(command=[])
     ctx.hello = {
         "components": {
             "queue": {"heap_order": True},
@@ -129,6 +130,22 @@ def test_harness_reads_heap_order_from_hello() -> None:
     assert ctx.heap_order() == frozenset({"delaying_queue"})
     ctx.hello = {"components": {}}
     assert ctx.heap_order() == frozenset()
+
+
+def test_exact_compares_heap_order_even_if_not_declared() -> None:
+    import argparse
+
+    from refimpl.conformance.cli import add_arguments, config_from_args
+    from refimpl.conformance.runner import RunContext
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    ctx = RunContext.__new__(RunContext)
+    ctx.hello = {"components": {"delaying_queue": {}, "rate_limiting_queue": {}}}
+    config = config_from_args(parser.parse_args(["--exact", "--", "adapter"]))
+    assert not isinstance(config, str) and config.exact
+    ctx.config = config
+    assert ctx.heap_order() == frozenset({"delaying_queue", "rate_limiting_queue"})
 
 
 def test_driver_answers_malformed_requests_in_protocol() -> None:

@@ -84,6 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also generate contract violations with defined client-go outcomes "
         "(done() of items not handed out)",
     )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="the adapter is client-go itself: compare the orders client-go fixes exactly "
+        "(items falling due at one instant leave the delay heap in its order), whether "
+        "or not the adapter declares heap_order",
+    )
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     parser.add_argument(
         "--quick-shrink",
@@ -226,6 +233,7 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
         timeout=args.timeout,
         startup_timeout=args.startup_timeout,
         misuse=args.misuse,
+        exact=args.exact,
         shrink=not args.no_shrink,
         quick_shrink=args.quick_shrink,
         keep_going=args.keep_going,

@@ -98,6 +98,9 @@ class Config:
     timeout: float = 5.0
     startup_timeout: float = 20.0
     misuse: bool = False
+    #: The adapter is client-go itself: compare the orders client-go fixes exactly
+    #: (equal delay-heap deadlines), whether or not its hello declares heap_order.
+    exact: bool = False
     shrink: bool = True
     #: Skip Hypothesis' own shrinking; only replay-based minimize() (fast, coarser).
     quick_shrink: bool = False
@@ -294,11 +297,15 @@ class RunContext:
         return [m for m in modes if isinstance(m, str)] if isinstance(modes, list) else []
 
     def heap_order(self) -> frozenset[str]:
-        """Work queue components the adapter says follow client-go's delay heap exactly."""
+        """Work queue components whose delay-heap order is compared exactly: those the
+        adapter says follow client-go's heap, or all of them with ``--exact``."""
+        names = ("delaying_queue", "rate_limiting_queue")
+        if self.config.exact:
+            return frozenset(names)
         components = self.hello.get("components", {})
         return frozenset(
             name
-            for name in ("delaying_queue", "rate_limiting_queue")
+            for name in names
             if isinstance(components.get(name), dict) and components[name].get("heap_order") is True
         )
 

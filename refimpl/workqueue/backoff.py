@@ -11,7 +11,14 @@ abstracts delays as non-deterministic).
 
 from __future__ import annotations
 
-__all__ = ["bucket_advance", "bucket_wait", "exponential_delay", "fast_slow_delay"]
+__all__ = [
+    "INF_DURATION_NS",
+    "bucket_advance",
+    "bucket_wait_ns",
+    "duration_seconds",
+    "exponential_delay",
+    "fast_slow_delay",
+]
 
 
 def exponential_delay(base: float, cap: float, failures: int) -> float:
@@ -48,31 +55,60 @@ def fast_slow_delay(fast: float, slow: float, max_fast_attempts: int, attempts: 
     return fast if attempts <= max_fast_attempts else slow
 
 
-def bucket_advance(tokens: float, last: float, now: float, limit: float, burst: int) -> float:
-    """Tokens available at ``now``: refill at ``limit`` per second, capped at ``burst``.
+def duration_seconds(ns: int) -> float:
+    """Go's ``time.Duration.Seconds``: the whole seconds plus the remainder over 1e9.
 
-    A ``now`` earlier than ``last`` refills nothing (x/time/rate treats it as ``last``).
+    This is how x/time/rate turns elapsed time into tokens (``tokensFromDuration``); it
+    can differ from ``ns / 1e9`` in the last bit, which moves a bucket's delay by a
+    nanosecond (found by the client-go conformance run: docs/conformance.md).
+
+    pre: abs(ns) < 2**63
+    post: (__return__ > 0) == (ns > 0)
+    post: (__return__ < 0) == (ns < 0)
+    """
+    whole, rest = divmod(abs(ns), 1_000_000_000)
+    seconds = float(whole) + float(rest) / 1e9
+    return -seconds if ns < 0 else seconds
+
+
+def bucket_advance(tokens: float, elapsed_ns: int, limit: float, burst: int) -> float:
+    """Tokens available ``elapsed_ns`` nanoseconds after the last reservation: refill at
+    ``limit`` per second, capped at ``burst`` (x/time/rate ``advance``).
+
+    A negative ``elapsed_ns`` (the clock read earlier than the last reservation) refills
+    nothing, as x/time/rate treats such a time as the last one.
 
     pre: 0 < limit < 1e9
     pre: 1 <= burst
     pre: tokens <= burst
-    pre: abs(now) < 1e12 and abs(last) < 1e12
+    pre: abs(elapsed_ns) < 2**62
     post: __return__ <= burst
     post: __return__ >= tokens
     """
-    elapsed = max(0.0, now - last)
-    refilled = tokens + elapsed * limit
+    refilled = tokens + duration_seconds(max(0, elapsed_ns)) * limit
     return burst if refilled > burst else refilled
 
 
-def bucket_wait(tokens_after: float, limit: float) -> float:
-    """How long a reservation that left ``tokens_after`` tokens must wait.
+#: x/time/rate's ``InfDuration`` (the largest Duration): a wait too long to represent.
+INF_DURATION_NS = (1 << 63) - 1
+
+
+def bucket_wait_ns(tokens_after: float, limit: float) -> int:
+    """Nanoseconds a reservation that left ``tokens_after`` tokens must wait
+    (x/time/rate ``durationFromTokens`` of the debt: ``(debt / limit) * 1e9``, truncated
+    toward zero as Go's conversion to Duration does, not rounded). The last bound
+    allows 1 ns because CrossHair reasons about floats as reals, where the float product
+    may round up to an integer.
 
     pre: 0 < limit < 1e9
     pre: abs(tokens_after) < 1e12
     post: __return__ >= 0
-    post: (__return__ == 0) == (tokens_after >= 0)
+    post: tokens_after < 0 or __return__ == 0
+    post: __return__ <= max(0.0, (-tokens_after / limit) * 1e9) + 1
     """
     if tokens_after >= 0:
-        return 0.0
-    return -tokens_after / limit
+        return 0
+    wait = (-tokens_after / limit) * 1e9
+    if wait > float(INF_DURATION_NS):
+        return INF_DURATION_NS
+    return int(wait)

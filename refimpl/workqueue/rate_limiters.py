@@ -19,10 +19,10 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from refimpl.clock import Clock, RealClock
+from refimpl.clock import NS_PER_SECOND, Clock, RealClock
 from refimpl.workqueue.backoff import (
     bucket_advance,
-    bucket_wait,
+    bucket_wait_ns,
     exponential_delay,
     fast_slow_delay,
 )
@@ -136,6 +136,11 @@ class BucketRateLimiter(Generic[T]):
     cancelled (x/time/rate ``Reserve().Delay()``): a burst of k calls at one instant gets
     zero delay for the first ``burst`` calls and ``(k - burst) / qps`` for the k-th.
     ``num_requeues`` is always 0 and ``forget`` does nothing.
+
+    The arithmetic is x/time/rate's to the nanosecond: times are the clock's integer
+    nanoseconds, elapsed time becomes tokens through Go's ``Duration.Seconds`` and the
+    delay is truncated to whole nanoseconds (``durationFromTokens``), so 0.85 tokens of
+    debt at 10 qps wait 84,999,999 ns, not 85 ms. ``when`` returns that count over 1e9.
     """
 
     def __init__(self, qps: float, burst: int, *, clock: Clock | None = None) -> None:
@@ -149,16 +154,18 @@ class BucketRateLimiter(Generic[T]):
         self._clock: Clock = clock if clock is not None else RealClock()
         self._lock = threading.Lock()
         self._tokens = float(burst)  # a new bucket starts full
-        self._last: float | None = None
+        self._last_ns: int | None = None
 
     def when(self, item: T) -> float:
         with self._lock:
-            now = self._clock.now()
-            last = now if self._last is None else self._last
-            tokens = bucket_advance(self._tokens, last, now, self.qps, self.burst) - 1
-            self._last = now
+            now = self._clock.now_ns()
+            # x/time/rate starts from the zero time, so the first call refills a full
+            # bucket: nothing to add.
+            elapsed = 0 if self._last_ns is None else now - self._last_ns
+            tokens = bucket_advance(self._tokens, elapsed, self.qps, self.burst) - 1
+            self._last_ns = now
             self._tokens = tokens
-            return bucket_wait(tokens, self.qps)
+            return bucket_wait_ns(tokens, self.qps) / NS_PER_SECOND
 
     def num_requeues(self, item: T) -> int:
         return 0
