@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, cast
 
 import attrs
@@ -84,11 +84,14 @@ from refimpl.cache.processor import (
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import (
     VERY_SHORT_WATCH,
+    Answer,
     ReflectorCore,
     ReflectorLoop,
     ReflectorStore,
+    Steps,
     WaitForEvent,
     WaitUntil,
+    Wake,
 )
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object
@@ -299,7 +302,7 @@ class _Informer:
     spec_history: tuple[Value, ...]
     lw: _ListerWatcher
     core: ReflectorCore
-    loop: Generator[object, object, None]
+    loop: Steps[None]
     park: Park
     clock: FakeClock
     informer: InformerCore
@@ -308,7 +311,7 @@ class _Informer:
     applied: set[Value]
     taken: list[tuple[Delta, bool]]
 
-    def resume(self, answer: object) -> None:
+    def resume(self, answer: Answer) -> None:
         """Hand ``answer`` to the loop and run it to its next park point."""
         self.park = cast(Park, self.loop.send(answer))
 
@@ -589,7 +592,7 @@ class InformerMapping:
                     built = self.build(state, store_order, list_order)
                     if isinstance(built.park, WaitUntil):
                         built.clock.set_time(max(built.clock.now(), built.park.deadline))
-                        built.resume(False)
+                        built.resume(Wake.DEADLINE)
                     else:
                         built.resume(None)
                     move("List", built)
