@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, tombstone
@@ -32,7 +33,7 @@ from refimpl.conformance.informer_driver import InformerParts
 from refimpl.sim.informer import SimInformer
 from refimpl.tour.ch07_model_and_code import handler_first
 from refimpl.workqueue.backoff import fast_slow_delay
-from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.workqueue.core import FifoContainer, QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import (
     ItemExponentialFailureRateLimiter,

@@ -13,6 +13,7 @@ import logging
 from collections import deque
 from collections.abc import Sequence
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.deltas import (
     Delta,
     Deltas,
@@ -30,7 +31,6 @@ from refimpl.meta import (
     ObjectKeyError,
     meta_namespace_key_func,
 )
-from refimpl.workqueue.core import WouldBlock
 
 __all__ = ["DeltaFIFO", "DeltaFIFOCore"]
 

@@ -13,6 +13,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.deltas import (
     BATCHABLE_TYPES,
     BookmarkInfo,
@@ -35,7 +36,6 @@ from refimpl.meta import (
     ObjectKeyError,
     meta_namespace_key_func,
 )
-from refimpl.workqueue.core import WouldBlock
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",

@@ -58,24 +58,18 @@ from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import attrs
 
-from refimpl.apiserver import (
-    ADDED,
-    BOOKMARK,
-    DELETED,
-    ERROR,
-    MODIFIED,
+from refimpl.apierrors import (
     InternalError,
-    WatchEvent,
-    WatchTimeout,
     is_expired,
     is_internal_error,
     is_too_large_resource_version,
     is_too_many_requests,
 )
 from refimpl.clock import Clock, RealClock, check_duration
-from refimpl.meta import Object, deletion_handling_meta_namespace_key_func
+from refimpl.meta import ListOptions, ListResult, Object, deletion_handling_meta_namespace_key_func
+from refimpl.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, WatchEvent, WatchTimeout
 
-from .listwatch import DEFAULT_PAGE_SIZE, ListerWatcher, ListOptions, ListPager, ListResult, Watch
+from .listwatch import DEFAULT_PAGE_SIZE, ListerWatcher, ListPager, Watch
 from .reflector_backoff import BACKOFF_RESET, DEFAULT_BACKOFF, Backoff, DelayWithReset
 
 __all__ = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import (
     BookmarkInfo,
@@ -30,7 +31,6 @@ from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer, IndexFunc
 from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS, ProtocolError
 from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
-from refimpl.workqueue.core import WouldBlock
 
 __all__ = [
     "INDEX_FUNCS",

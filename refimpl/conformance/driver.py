@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from refimpl import __version__
+from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, FakeClock, to_ns
 from refimpl.conformance.cache_driver import (
     INDEX_FUNCS,
@@ -45,7 +46,7 @@ from refimpl.conformance.protocol import (
     ok_response,
     seconds_to_ns,
 )
-from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.workqueue.core import FifoContainer, QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import (
     BucketRateLimiter,

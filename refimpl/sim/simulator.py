@@ -17,8 +17,8 @@ from typing import IO, Any
 
 import attrs
 
-from refimpl.apiserver import ApiServerCore, CoreWatch, InternalError, NotFound
-from refimpl.cache.listwatch import ApiServerListerWatcher
+from refimpl.apierrors import InternalError, NotFound
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, CoreWatch
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,

@@ -62,7 +62,8 @@ from typing import Protocol, cast
 
 import attrs
 
-from refimpl.apiserver import ERROR, ApiServerCore, CoreWatch, Expired, ListResult
+from refimpl.apierrors import Expired
+from refimpl.apiserver import ApiServerCore, CoreWatch
 from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta
@@ -73,7 +74,7 @@ from refimpl.cache.informer_core import (
     InformerCore,
     ProcessFunc,
 )
-from refimpl.cache.listwatch import ListOptions, Watch, WatchEvent
+from refimpl.cache.listwatch import Watch
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,
@@ -94,7 +95,7 @@ from refimpl.cache.reflector import (
     Wake,
 )
 from refimpl.clock import FakeClock
-from refimpl.meta import DeletedFinalStateUnknown, Object
+from refimpl.meta import DeletedFinalStateUnknown, ListOptions, ListResult, Object
 from refimpl.tla.refine_fifo import (
     delta_fifo_vars,
     load_delta_fifo,
@@ -103,6 +104,7 @@ from refimpl.tla.refine_fifo import (
 )
 from refimpl.tla.replay import Move
 from refimpl.tla.values import Fn, Value
+from refimpl.watch import ERROR, WatchEvent
 
 __all__ = ["InformerMapping", "shift_rvs"]
 

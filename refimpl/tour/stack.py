@@ -16,18 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from refimpl.apiserver import BOOKMARK, ERROR, ApiServerCore, CoreWatch, ListResult, WatchEvent
+from refimpl.apiserver import ApiServerCore, CoreWatch
 from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta
 from refimpl.cache.informer_core import new_fifo_core
-from refimpl.cache.listwatch import ListOptions, Watch
+from refimpl.cache.listwatch import Watch
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector
 from refimpl.cache.shared_informer import FifoMode, GenericLister, ListMode
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock
-from refimpl.meta import Object, meta_namespace_key_func
+from refimpl.meta import ListOptions, ListResult, Object, meta_namespace_key_func
+from refimpl.watch import BOOKMARK, ERROR, WatchEvent
 
 __all__ = ["ServerListerWatcher", "SteppedInformer", "new_fifo", "run_until"]
 

@@ -25,9 +25,10 @@ from collections import deque
 from collections.abc import Hashable, Iterator
 from typing import Generic, Protocol, TypeVar
 
+from refimpl.blocking import WouldBlock
 from refimpl.workqueue.metrics import QueueMetrics
 
-__all__ = ["FifoContainer", "QueueContainer", "QueueCore", "WouldBlock", "check_item"]
+__all__ = ["FifoContainer", "QueueContainer", "QueueCore", "check_item"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -37,13 +38,6 @@ _REQUEUED_IN_FLIGHT = (True, False)
 _REQUEUED_IDLE = (True, True)
 _IDLE = (False, True)
 _NOTHING = (False, False)
-
-
-class WouldBlock(Exception):
-    """``get()`` was called on an empty queue that is not shutting down.
-
-    The core never blocks; its shell waits until ``can_get()`` is true instead.
-    """
 
 
 class QueueContainer(Protocol[T]):
