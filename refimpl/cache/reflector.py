@@ -962,7 +962,7 @@ class Reflector(_ReflectorBase):
             return self._parked
 
     def wait_parked(
-        self, kind: str | None = None, *, after: int = 0, timeout: float = 5.0
+        self, kind: ParkKind | None = None, *, after: int = 0, timeout: float = 5.0
     ) -> Parked:
         """Block (real time, at most ``timeout``) until the loop waits in ``kind`` (any
         if None) with a park number > ``after``; tests then step the FakeClock."""

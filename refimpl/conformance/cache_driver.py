@@ -29,7 +29,7 @@ from refimpl.cache.deltas import (
 )
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer, IndexFunc
-from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS, ProtocolError
+from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS, Handler, ProtocolError
 from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
 
 __all__ = [
@@ -223,6 +223,9 @@ class _FIFOComponent:
         self.known = Indexer()
         self.group: dict[int, int] = {}  # id(queue entry) -> tie group
         self._next_group = 0
+        #: Each protocol method's handler but ``known_add`` / ``known_delete`` (the
+        #: subclass fills it in; ``methods`` says which the component offers).
+        self.handlers: dict[str, Handler] = {}
 
     def _new_group(self, entries: list[object]) -> None:
         if len(entries) > 1:
@@ -239,7 +242,7 @@ class _FIFOComponent:
         if method == "known_delete":
             self.known.delete(_obj(args))
             return None
-        return getattr(self, "m_" + method)(args, actual)
+        return self.handlers[method](args, actual)
 
     def after_advance(self) -> None:
         pass
@@ -261,6 +264,17 @@ class DeltaFIFOComponent(_FIFOComponent):
         )
         # Keys are str; tie groups are tracked per key, by value (see _mark).
         self.key_group: dict[str, int] = {}
+        self.handlers = {
+            "add": self.m_add,
+            "update": self.m_update,
+            "delete": self.m_delete,
+            "replace": self.m_replace,
+            "resync": self.m_resync,
+            "pop_nowait": self.m_pop_nowait,
+            "has_synced": self.m_has_synced,
+            "close": self.m_close,
+            "is_closed": self.m_is_closed,
+        }
 
     def _mark_new_keys(self, before: set[str], deterministic: set[str]) -> None:
         """Keys appended by the last call, except ``deterministic`` ones, came in Go map
@@ -367,6 +381,19 @@ class RealFIFOComponent(_FIFOComponent):
         self.fifo = parts.real_fifo(
             known_objects=None if atomic else self.known, atomic_events=atomic
         )
+        self.handlers = {
+            "add": self.m_add,
+            "update": self.m_update,
+            "delete": self.m_delete,
+            "replace": self.m_replace,
+            "resync": self.m_resync,
+            "pop_nowait": self.m_pop_nowait,
+            "pop_begin": self.m_pop_begin,
+            "pop_end": self.m_pop_end,
+            "has_synced": self.m_has_synced,
+            "close": self.m_close,
+            "is_closed": self.m_is_closed,
+        }
 
     def _mark_new(self, before: int, keep: Callable[[Delta], bool]) -> None:
         new = list(self.fifo.items)[before:]

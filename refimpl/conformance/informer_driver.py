@@ -328,6 +328,20 @@ class InformerComponent:
         self.calls: list[dict[str, Any]] = []
         self.paused = False
         self.handlers: set[str] = set()
+        #: Each protocol method's handler (INFORMER_METHODS lists the same methods).
+        self.requests: dict[str, Callable[[dict[str, Any]], None]] = {
+            "add_handler": self.m_add_handler,
+            "start": self.m_start,
+            "list_reply": self.m_list_reply,
+            "list_error": self.m_list_error,
+            "watch_open": self.m_watch_open,
+            "watch_error": self.m_watch_error,
+            "watch_event": self.m_watch_event,
+            "watch_end": self.m_watch_end,
+            "pause": self.m_pause,
+            "resume": self.m_resume,
+            "state": self.m_state,
+        }
 
     # -- the protocol -------------------------------------------------------------------
 
@@ -336,7 +350,7 @@ class InformerComponent:
             raise ProtocolError("unsupported", f"the informer has no method {method!r}")
         if actual is not None and "result" in actual:
             self.follow(actual)  # the adapter took this request: it was not asleep
-        getattr(self, "m_" + method)(args)
+        self.requests[method](args)
         self.settle()
         if actual is not None:
             self.follow(actual)
