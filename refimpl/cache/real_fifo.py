@@ -359,9 +359,22 @@ class RealFIFO(FIFOShell[RealFIFOCore]):
         emit_delta_type_bookmark: bool = False,
         batch_size: int = DEFAULT_BATCH_SIZE,
         name: str = "RealFIFO",
+        core: RealFIFOCore | None = None,
     ) -> None:
-        super().__init__(
-            RealFIFOCore(
+        """``core``: wrap a core built elsewhere (the informer chooses its FIFO core
+        first) instead of building one from the options, which must then be left at
+        their defaults. The core must not be driven directly afterwards."""
+        options = (
+            key_func,
+            known_objects,
+            transformer,
+            atomic_events,
+            unlock_while_processing,
+            emit_delta_type_bookmark,
+            batch_size,
+        )
+        if core is None:
+            core = RealFIFOCore(
                 key_func=key_func,
                 known_objects=known_objects,
                 transformer=transformer,
@@ -369,9 +382,18 @@ class RealFIFO(FIFOShell[RealFIFOCore]):
                 unlock_while_processing=unlock_while_processing,
                 emit_delta_type_bookmark=emit_delta_type_bookmark,
                 batch_size=batch_size,
-            ),
-            name,
-        )
+            )
+        elif options != (
+            meta_namespace_key_func,
+            None,
+            None,
+            False,
+            False,
+            False,
+            DEFAULT_BATCH_SIZE,
+        ):
+            raise ValueError("pass a core or the options to build one, not both")
+        super().__init__(core, name)
 
     def bookmark(self, resource_version: str) -> None:
         with self._lock:

@@ -37,8 +37,8 @@ def new_fifo(mode: FifoMode, indexer: Indexer, name: str) -> RealFIFO | DeltaFIF
     """The FIFO an informer of ``mode`` uses (client-go ``newQueueFIFO``), as a shell."""
     core = new_fifo_core(mode, indexer)
     if isinstance(core, RealFIFOCore):
-        return RealFIFO.from_core(core, f"RealFIFO {name}")
-    return DeltaFIFO.from_core(core, f"DeltaFIFO {name}")
+        return RealFIFO(core=core, name=f"RealFIFO {name}")
+    return DeltaFIFO(core=core, name=f"DeltaFIFO {name}")
 
 
 class _FilteredWatch:
