@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "refimpl.tour.cli",
     "refimpl.tla.cli",
     "refimpl.conformance.cli",
+    "refimpl.conformance.peers",
     "refimpl.sim.cli",
 ]
 

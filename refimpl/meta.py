@@ -14,16 +14,20 @@ decimal integers, so :func:`rv_int` can order them in tests and specs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, Self
 
 import attrs
 
+from refimpl._typing import TypeVar
+
 __all__ = [
+    "DataT",
     "DeletedFinalStateUnknown",
     "ExplicitKey",
     "KeyFunc",
     "ListOptions",
     "ListResult",
+    "ObjT_co",
     "Object",
     "ObjectKeyError",
     "deletion_handling_meta_namespace_key_func",
@@ -38,12 +42,22 @@ def _copy_labels(labels: Mapping[str, str]) -> dict[str, str]:
     return dict(labels)
 
 
+#: The payload type of an :class:`Object`; ``Any`` unless named (``Object[PodSpec]``).
+DataT = TypeVar("DataT", default=Any)
+#: ``data``'s default, ``None``, typed so that it fits any ``DataT``.
+_NO_DATA: Any = None
+
+
 @attrs.frozen(unsafe_hash=False)
-class Object:
+class Object(Generic[DataT]):
     """An API object: identity (namespace, name, uid), version, labels and a payload.
 
     ``data`` is free-form (the "spec and status" of a real object); refimpl never looks
-    inside it. Use :meth:`evolve` to derive a changed copy.
+    inside it. Its type is the parameter: ``Object[PodSpec]`` is an object whose
+    ``data`` is a ``PodSpec`` for the type checker (plain ``Object`` is ``Object[Any]``);
+    at run time ``Object[PodSpec](...)`` builds the same ``Object`` as ``Object(...)``.
+    Left out, ``data`` is ``None`` whatever the parameter says.
+    Use :meth:`evolve` to derive a changed copy.
     """
 
     name: str
@@ -51,7 +65,7 @@ class Object:
     uid: str = ""
     resource_version: str = ""
     labels: Mapping[str, str] = attrs.field(factory=dict, converter=_copy_labels)
-    data: Any = None
+    data: DataT = _NO_DATA
 
     def __attrs_post_init__(self) -> None:
         # Go's types make these strings; without the check a wrong type fails much later
@@ -65,7 +79,7 @@ class Object:
             if not isinstance(key, str) or not isinstance(value, str):
                 raise TypeError(f"Object labels must map str to str, got {key!r}: {value!r}")
 
-    def evolve(self, **changes: Any) -> Object:
+    def evolve(self, **changes: Any) -> Self:
         return attrs.evolve(self, **changes)
 
     def __hash__(self) -> int:  # labels is a dict: hash the identity fields only
@@ -79,17 +93,27 @@ class ExplicitKey(str):
     __slots__ = ()
 
 
+#: What a tombstone carries; an :class:`Object` unless named.
+ObjT_co = TypeVar("ObjT_co", covariant=True, default=Object)
+
+
 @attrs.frozen
-class DeletedFinalStateUnknown:
+class DeletedFinalStateUnknown(Generic[ObjT_co]):
     """A tombstone: ``key`` was deleted while we were not watching.
 
     ``obj`` is the last state we knew, possibly stale, possibly ``None`` (client-go
     logs and sends ``nil`` when the store lookup fails). It is never itself a
     tombstone: producers unwrap before wrapping.
+
+    Generic in what it carries, so a typed handler's ``on_delete`` receives
+    ``Pod | DeletedFinalStateUnknown[Pod]`` (client-go's typed handlers wrap every
+    deletion in ``DeletedObject[T]`` instead; refimpl keeps handing over the object or
+    the tombstone itself, as the untyped API does). Plain ``DeletedFinalStateUnknown``
+    means ``DeletedFinalStateUnknown[Object]``.
     """
 
     key: str
-    obj: Object | None
+    obj: ObjT_co | None
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.obj, DeletedFinalStateUnknown):

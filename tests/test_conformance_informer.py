@@ -230,3 +230,22 @@ def test_minimize_merges_a_watch_that_opens_and_ends_into_one_failed_request() -
     assert merged is not None and len(merged.steps) == 4
     assert merged.steps[2].request["method"] == "watch_error"
     assert tried[0][2]["args"] == {"reason": "expired"}
+
+
+@pytest.mark.parametrize("mode", ["real-atomic", "real", "delta"])
+def test_an_advance_fires_every_resync_that_falls_due_inside_it(mode: str) -> None:
+    # client-go re-arms the reflector's resync timer when it fires (startResync), so
+    # 31 s at a 10 s period resync at 10, 20 and 30 s: three updates, not one at 31 s.
+    requests = [
+        call("add_handler", name="h0", raises=False, resync=None),
+        call("start"),
+        call("list_reply", objects=[obj("a", 2)], rv="2"),
+        {"op": "advance", "seconds": 31.0},
+        call("state"),
+        {"op": "advance", "seconds": 9.0},
+        call("state"),
+    ]
+    answers = drive(requests, {"fifo": mode, "resync": 10.0})
+    update = {"handler": "h0", "kind": "update", "key": "a", "rv": "2", "old_rv": "2", "cache": "2"}
+    assert answers[4]["result"]["calls"] == [update] * 3
+    assert answers[6]["result"]["calls"] == [update]  # the next one is due at 40 s

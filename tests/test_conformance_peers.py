@@ -1,11 +1,16 @@
 """The peers' verdicts, pinned: a change on either side (the peer, or the harness) fails.
 
-Each peer adapter is built by ``make peers`` from its own pinned manifest. For every
-trace committed under ``adapters/PEER/traces/`` (its header names the adapter flags it
-needs and the verdict it ``expect``s): replaying it against the peer fails with that
-invariant ID (or a difference), and replaying it against the reference adapter passes,
-so the trace is behaviour client-go has and the peer lacks. Seeded searches pin the
-first finding of each peer's informer and the components that pass.
+Every adapter folder with a ``peer.json`` (format: docs/conformance.md, "Peers and their
+manifests") is a peer; ``make peers`` builds each and runs refimpl/conformance/peers.py.
+Here, for every trace committed under ``adapters/PEER/traces/`` (its header names the
+adapter flags it needs and the verdict it ``expect``s): replaying it against the peer
+fails with that verdict, and replaying it against the reference adapter passes, so the
+trace is behaviour client-go has and the peer lacks. Each manifest check (a seeded
+search, marked ``peers``: ``make peers`` runs them too) names the first finding its
+``expect`` pins. And docs/peers.md must be what the manifests, the traces and the run's
+observations in docs/peers.json render to, with every verdict as pinned: a manifest or
+trace changed without ``make peers`` leaves docs/peers.md stale, and that fails here
+without running any peer.
 
 Locally a peer that was not built is skipped (run ``make peers``); in CI (``CI`` set)
 it is a failure, so a broken peer build cannot pass unnoticed.
@@ -22,53 +27,40 @@ from typing import Any
 
 import pytest
 
+from refimpl.conformance.peers import (
+    DOC,
+    OBSERVATIONS,
+    Check,
+    Manifest,
+    check_key,
+    discover,
+    load_manifest,
+    render,
+    run_check,
+    trace_header,
+)
 from refimpl.conformance.runner import EXIT_DISAGREE, EXIT_PASS, Config, run
 
 ROOT = Path(__file__).resolve().parent.parent
-ADAPTERS = ROOT / "adapters"
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
-
-#: peer -> the command that runs its adapter (built by ``make peers``).
-PEERS: dict[str, list[str]] = {
-    "kubernetes-python": [
-        str(ADAPTERS / "kubernetes-python" / ".venv" / "bin" / "python"),
-        str(ADAPTERS / "kubernetes-python" / "adapter.py"),
-    ],
-    "aiok8s": [
-        str(ADAPTERS / "aiok8s" / ".venv" / "bin" / "python"),
-        str(ADAPTERS / "aiok8s" / "adapter.py"),
-    ],
-    "client-node": [str(ADAPTERS / "client-node" / "run")],
-}
-BUILT = {
-    "kubernetes-python": ADAPTERS / "kubernetes-python" / ".venv" / ".installed",
-    "aiok8s": ADAPTERS / "aiok8s" / ".venv" / ".installed",
-    "client-node": ADAPTERS / "client-node" / "node_modules" / ".installed",
-}
+MANIFESTS = [load_manifest(path) for path in discover(ROOT)]
 
 
-def peer_command(peer: str, extra: list[str] | None = None) -> list[str]:
-    if not BUILT[peer].exists():
-        message = f"{peer} is not built: run `make peers`"
+def built(manifest: Manifest) -> None:
+    """Skip (locally) or fail (in CI) when ``manifest``'s peer was not built."""
+    if not (manifest.folder / manifest.built).exists():
+        message = f"{manifest.name} is not built: run `make peers`"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    return [*PEERS[peer], *(extra or [])]
 
 
-def traces() -> list[tuple[str, Path]]:
-    return [
-        (peer, path)
-        for peer in PEERS
-        for path in sorted((ADAPTERS / peer / "traces").glob("*.jsonl"))
-    ]
+def traces() -> list[tuple[Manifest, Path]]:
+    return [(m, path) for m in MANIFESTS for path in m.traces()]
 
 
-def header(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as fh:
-        found = json.loads(fh.readline())
-    assert isinstance(found, dict) and "conform_trace" in found, path
-    return found
+def checks() -> list[tuple[Manifest, Check]]:
+    return [(m, check) for m in MANIFESTS for check in m.checks]
 
 
 def conform(command: list[str], **settings: Any) -> tuple[int, str]:
@@ -77,78 +69,75 @@ def conform(command: list[str], **settings: Any) -> tuple[int, str]:
     return run(config, out=out, err=io.StringIO()), out.getvalue()
 
 
-def test_every_peer_has_pinned_traces() -> None:
-    assert {peer for peer, _ in traces()} == set(PEERS)
+def test_the_known_peers_have_manifests() -> None:
+    names = {m.name for m in MANIFESTS}
+    assert {"kubernetes-python", "aiok8s", "client-node"} <= names
+    for m in MANIFESTS:
+        assert (m.folder / "Makefile").exists(), m.name
+        assert m.checks, f"{m.name}: a peer.json without checks checks nothing"
+
+
+def test_every_trace_header_is_well_formed() -> None:
     for _, path in traces():
-        head = header(path)
-        assert isinstance(head.get("expect"), str) and head["expect"], path
-        assert isinstance(head.get("adapter_args"), list), path
+        head = trace_header(path)
+        assert isinstance(head.get("adapter_args", []), list), path
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("peer", "path"), traces(), ids=lambda v: getattr(v, "name", v))
-def test_trace_still_fails_against_the_peer(peer: str, path: Path) -> None:
-    head = header(path)
-    command = peer_command(peer, head["adapter_args"])
+@pytest.mark.parametrize(("manifest", "path"), traces(), ids=lambda v: getattr(v, "name", ""))
+def test_trace_still_fails_against_the_peer(manifest: Manifest, path: Path) -> None:
+    built(manifest)
+    head = trace_header(path)
+    command = manifest.adapter_command(ROOT, head.get("adapter_args", []), absolute=True)
     status, text = conform(command, replay=str(path))
     assert status == EXIT_DISAGREE, text
     assert head["expect"] in text, text
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("peer", "path"), traces(), ids=lambda v: getattr(v, "name", v))
-def test_trace_is_client_go_behaviour(peer: str, path: Path) -> None:
+@pytest.mark.parametrize(("manifest", "path"), traces(), ids=lambda v: getattr(v, "name", ""))
+def test_trace_is_client_go_behaviour(manifest: Manifest, path: Path) -> None:
     status, text = conform(REFERENCE, replay=str(path))
     assert status == EXIT_PASS, text
 
 
-#: (peer, adapter flags, component, seed, skipped methods, expected exit, expected text)
-SEARCHES = [
-    ("kubernetes-python", [], "informer", 1, [], EXIT_DISAGREE, "INF-3"),
-    ("kubernetes-python", [], "informer", 1, ["add_handler"], EXIT_DISAGREE, "REF-3"),
-    ("kubernetes-python", [], "store", 1, [], EXIT_PASS, "store                PASS"),
-    ("aiok8s", [], "informer", 1, [], EXIT_DISAGREE, "INF-3"),
-    ("aiok8s", [], "informer", 2, [], EXIT_DISAGREE, "REF-1"),
-    ("aiok8s", [], "store", 1, [], EXIT_PASS, "store                PASS"),
-    ("aiok8s", [], "queue", 1, [], EXIT_PASS, "queue                PASS"),
-    ("client-node", [], "informer", 1, [], EXIT_DISAGREE, "FIFO-7"),
-    ("client-node", ["--raises=record"], "informer", 1, [], EXIT_DISAGREE, "INF-3"),
-    (
-        "client-node",
-        ["--raises=record"],
-        "informer",
-        1,
-        ["add_handler"],
-        EXIT_PASS,
-        "informer             PASS",
-    ),
-]
-
-
-@pytest.mark.timeout(180)
+@pytest.mark.peers
+@pytest.mark.timeout(240)
 @pytest.mark.parametrize(
-    ("peer", "flags", "component", "seed", "skip", "status", "text"),
-    SEARCHES,
-    ids=[f"{s[0]}-{s[2]}-seed{s[3]}-{'-'.join(s[1] + s[4]) or 'plain'}" for s in SEARCHES],
+    ("manifest", "check"),
+    checks(),
+    ids=[
+        f"{m.name}-{c.component}-seed{c.seed}-{'-'.join(c.flags + c.skip) or 'plain'}"
+        for m, c in checks()
+    ],
 )
-def test_seeded_search_verdict(
-    peer: str,
-    flags: list[str],
-    component: str,
-    seed: int,
-    skip: list[str],
-    status: int,
-    text: str,
-) -> None:
-    command = peer_command(peer, flags)
-    found, report = conform(
-        command,
-        components=[component],
-        seed=seed,
-        skip=skip,
-        budget=15.0,
-        shrink_budget=6.0,
-        max_examples=300,
+def test_seeded_search_verdict(manifest: Manifest, check: Check) -> None:
+    built(manifest)
+    observed, _ = run_check(manifest, check, ROOT)
+    assert observed["verdict"] == check.expect, observed
+
+
+def test_docs_peers_md_is_current() -> None:
+    """docs/peers.md is what ``make peers`` renders from the manifests, the traces and
+    docs/peers.json, and every observation there is as pinned (see the module
+    docstring). Regenerate with ``make peers`` (or ``make peers PEER=NAME``)."""
+    store = json.loads((ROOT / OBSERVATIONS).read_text(encoding="utf-8"))
+    assert (ROOT / DOC).read_text(encoding="utf-8") == render(ROOT, store), (
+        "docs/peers.md is stale: run `make peers`"
     )
-    assert found == status, report
-    assert text in report, report
+    problems: list[str] = []
+    for m in MANIFESTS:
+        seen = store["peers"].get(m.name, {})
+        if "problem" in seen:
+            problems.append(f"{m.name}: {seen['problem']}")
+            continue
+        for check in m.checks:
+            key = check_key(m, check, ROOT)
+            observed = seen.get("checks", {}).get(key)
+            if observed is None or observed["verdict"] != check.expect:
+                problems.append(f"{m.name}: {key}: {observed and observed['verdict']}")
+        for path in m.traces():
+            observed = seen.get("traces", {}).get(path.name)
+            if observed is None or not observed["ok"]:
+                problems.append(f"{m.name}: trace {path.name}: {observed}")
+    assert not problems, "run `make peers`:\n" + "\n".join(problems)

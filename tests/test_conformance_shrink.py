@@ -200,3 +200,15 @@ def test_without_get_done_units_the_ring_trace_stays_long(
     monkeypatch.setattr(runner, "_consumers", lambda steps: {})
     shrunk = shrink_on_broken("ring-grows-out-of-order", RING_TRACE, misuse=False)
     assert len(shrunk) > 8, shrunk
+
+
+def test_an_advance_and_the_state_after_it_are_dropped_together() -> None:
+    """A steered reference learns from the ``state`` after an ``advance`` what the adapter
+    woke up to do; dropping either one alone would leave the reference guessing."""
+    advance = {"op": "advance", "seconds": 1.0}
+    requests = [CREATE, call("start"), advance, call("state"), call("state")]
+    best = failure_of(requests)
+    assert runner._without(best, {3}) == [CREATE, call("start"), call("state")]
+    assert runner._without(best, {2}) == [CREATE, call("start"), call("state")]
+    # A state that does not follow an advance goes alone.
+    assert runner._without(best, {4}) == requests[:4]

@@ -2,8 +2,9 @@
 
 ``refimpl/cache/`` (the port of ``tools/cache``) may use the neutral modules
 (``refimpl/meta.py``, ``refimpl/apierrors.py``, ``refimpl/watch.py``,
-``refimpl/blocking.py``, ``refimpl/clock.py``) but not the in-memory API server it is
-tested against, nor the work queue, the simulator, the harness or the TLA+ tooling.
+``refimpl/blocking.py``, ``refimpl/clock.py``, ``refimpl/_typing.py``) but not the
+in-memory API server it is tested against, nor the work queue, the simulator, the
+harness or the TLA+ tooling.
 The neutral modules import nothing else of refimpl's but each other.
 """
 
@@ -21,6 +22,7 @@ NEUTRAL = {
     "refimpl.watch",
     "refimpl.blocking",
     "refimpl.clock",
+    "refimpl._typing",
 }
 
 

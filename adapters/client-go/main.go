@@ -34,7 +34,7 @@ import (
 )
 
 const (
-	protocolVersion = 1
+	protocolVersion = 2
 	sentinel        = "\x00conform-sentinel"
 	sentinelDelay   = 200 * 365 * 24 * time.Hour
 	maxAdvance      = 100 * 365 * 24 * time.Hour
@@ -236,9 +236,11 @@ type instance struct {
 	rec       *recorder
 	clk       *syncClock
 	shut      bool
+	ext       extInstance // a component registered in extComponents (cache_*.go, informer*.go)
 }
 
 type adapter struct {
+	protocol  int // the version agreed in hello
 	fake      *clocktesting.FakeClock
 	instances map[string]*instance
 }
@@ -249,6 +251,9 @@ func newAdapter() *adapter {
 
 func (a *adapter) reset() {
 	for _, in := range a.instances {
+		if in.ext != nil {
+			in.ext.close()
+		}
 		if in.q != nil && !in.q.ShuttingDown() {
 			in.q.ShutDown() // ends waitingLoop goroutines of the last example
 		}
@@ -294,7 +299,15 @@ func (a *adapter) create(r request) error {
 		}
 		in.limiter = l
 	default:
-		return refuse("unsupported", "component %q is not offered by this adapter", r.Component)
+		c, ok := extComponents[r.Component]
+		if !ok || a.protocol < c.minProtocol {
+			return refuse("unsupported", "component %q is not offered by this adapter", r.Component)
+		}
+		ext, err := c.create(r.Options)
+		if err != nil {
+			return err
+		}
+		in.ext = ext
 	}
 	if in.dq != nil {
 		in.dq.AddAfter(sentinel, sentinelDelay)
@@ -334,6 +347,9 @@ func (a *adapter) call(r request) (any, error) {
 		return nil, refuse("no_instance", "no instance %q", r.Instance)
 	}
 	args := r.Args
+	if in.ext != nil {
+		return in.ext.call(r.Method, args)
+	}
 	if in.limiter != nil { // the bare rate limiter
 		it, err := item(args)
 		if err != nil {
@@ -444,6 +460,13 @@ func (a *adapter) advance(r request) error {
 			return err
 		}
 	}
+	for _, in := range a.instances {
+		if in.ext != nil {
+			if err := in.ext.advance(d); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -455,10 +478,11 @@ func (a *adapter) handle(r request) (result any, err error) {
 	}()
 	switch r.Op {
 	case "hello":
-		if r.Protocol != protocolVersion {
-			return nil, refuse("unsupported", "this adapter speaks protocol 1")
+		if r.Protocol != 1 && r.Protocol != protocolVersion {
+			return nil, refuse("unsupported", "this adapter speaks protocols 1 and 2")
 		}
-		return hello(), nil
+		a.protocol = r.Protocol
+		return hello(r.Protocol), nil
 	case "reset":
 		a.reset()
 		return nil, nil
@@ -472,12 +496,12 @@ func (a *adapter) handle(r request) (result any, err error) {
 	return nil, refuse("bad_request", "unknown op %q", r.Op)
 }
 
-func hello() map[string]any {
+func hello(protocol int) map[string]any {
 	queue := []string{"add", "get_nowait", "done", "len", "shut_down", "shutting_down"}
 	limiters := []string{"default_controller", "default_item_based", "exponential",
 		"fast_slow", "max_of", "with_max_wait"}
-	return map[string]any{
-		"protocol":       protocolVersion,
+	reply := map[string]any{
+		"protocol":       protocol,
 		"name":           "client-go-adapter",
 		"version":        "0.1.0",
 		"implementation": "k8s.io/client-go " + clientGoVersion(),
@@ -495,6 +519,8 @@ func hello() map[string]any {
 			},
 		},
 	}
+	extHello(reply["components"].(map[string]any), protocol)
+	return reply
 }
 
 func clientGoVersion() string {

@@ -5,6 +5,13 @@ reflector and the store), ``Indexer`` (the local cache with indices),
 ``process_deltas`` (store first, then handlers) and ``SharedIndexInformer`` (all of it
 wired together, fanning out to many handlers). Each part is a non-blocking core plus a
 thin threaded shell.
+
+The public classes are generic in the object type, as client-go's ``Typed*`` variants
+are (``TypedResourceEventHandler[T]``, ``TypedIndexer[T]``,
+``TypedSharedIndexInformer[T]`` in ``tools/cache``): ``SharedIndexInformer[Pod]``,
+``ResourceEventHandlerFuncs[Pod]``, ``Indexer[Pod]``. Left unnamed the parameter is
+``Object`` (``object`` for a bare ``Indexer``/``Store``), which is what these were typed
+with before. Types only: nothing about run-time behaviour depends on them.
 """
 
 from refimpl.cache.controller import (
@@ -79,11 +86,13 @@ from refimpl.cache.store import (
     TransactionError,
     TransactionStore,
     TransactionType,
+    TypedIndexFunc,
     UnknownIndexError,
     list_all,
     list_all_by_namespace,
     meta_namespace_index_func,
 )
+from refimpl.meta import DeletedFinalStateUnknown
 
 __all__ = [
     "BATCHABLE_TYPES",
@@ -93,6 +102,7 @@ __all__ = [
     "BatchProcessingError",
     "BookmarkInfo",
     "DeleteNotification",
+    "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",
     "DeltaFIFOCore",
@@ -139,6 +149,7 @@ __all__ = [
     "TransactionStore",
     "TransactionType",
     "TransformFunc",
+    "TypedIndexFunc",
     "UnknownIndexError",
     "UpdateNotification",
     "list_all",

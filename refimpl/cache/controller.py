@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, runtime_checkable
 
 import attrs
 
+from refimpl._typing import TypeVar
 from refimpl.cache.deltas import (
     BookmarkInfo,
     Delta,
@@ -34,6 +35,7 @@ from refimpl.cache.store import (
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     KeyFunc,
+    Object,
     ObjectKeyError,
     deletion_handling_meta_namespace_key_func,
 )
@@ -49,81 +51,98 @@ __all__ = [
 ]
 
 
+#: The object type a handler is written for (contravariant: a handler of ``Object``
+#: serves an informer of any ``Object[...]``). Plain ``ResourceEventHandler`` means
+#: ``ResourceEventHandler[Object]``.
+ObjT_contra = TypeVar("ObjT_contra", contravariant=True, default=Object)
+#: The object type of the function-based handlers below.
+ObjT = TypeVar("ObjT", default=Object)
+
+
 @runtime_checkable
-class ResourceEventHandler(Protocol):
-    """Receives notifications (client-go ``ResourceEventHandler``).
+class ResourceEventHandler(Protocol[ObjT_contra]):
+    """Receives notifications (client-go ``ResourceEventHandler``; generic like its
+    ``TypedResourceEventHandler[T]``).
 
     ``on_delete`` may receive a :class:`~refimpl.meta.DeletedFinalStateUnknown` whose
-    ``obj`` is stale or ``None``. Handlers must not change the objects they get: they
-    are the store's own.
+    ``obj`` is stale or ``None``, hence its parameter type
+    ``T | DeletedFinalStateUnknown[T]``. Handlers must not change the objects they
+    get: they are the store's own.
+
+    The type parameter is for the type checker only: the informer does not check at
+    run time that what it delivers is a ``T`` (``SharedIndexInformer[Pod]`` promises
+    that the list/watch produces ``Pod``s).
     """
 
-    def on_add(self, obj: object, is_in_initial_list: bool) -> None: ...
-    def on_update(self, old: object, new: object) -> None: ...
-    def on_delete(self, obj: object) -> None: ...
+    def on_add(self, obj: ObjT_contra, is_in_initial_list: bool) -> None: ...
+    def on_update(self, old: ObjT_contra, new: ObjT_contra) -> None: ...
+    def on_delete(self, obj: ObjT_contra | DeletedFinalStateUnknown[ObjT_contra]) -> None: ...
 
 
 @attrs.frozen
-class ResourceEventHandlerFuncs:
+class ResourceEventHandlerFuncs(Generic[ObjT]):
     """A handler from optional callables; ``add_func`` does not see the initial-list
-    flag (client-go ``ResourceEventHandlerFuncs``)."""
+    flag (client-go ``ResourceEventHandlerFuncs`` and ``TypedResourceEventHandlerFuncs``:
+    one generic class serves both here)."""
 
-    add_func: Callable[[object], None] | None = None
-    update_func: Callable[[object, object], None] | None = None
-    delete_func: Callable[[object], None] | None = None
+    add_func: Callable[[ObjT], None] | None = None
+    update_func: Callable[[ObjT, ObjT], None] | None = None
+    delete_func: Callable[[ObjT | DeletedFinalStateUnknown[ObjT]], None] | None = None
 
-    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+    def on_add(self, obj: ObjT, is_in_initial_list: bool) -> None:
         if self.add_func is not None:
             self.add_func(obj)
 
-    def on_update(self, old: object, new: object) -> None:
+    def on_update(self, old: ObjT, new: ObjT) -> None:
         if self.update_func is not None:
             self.update_func(old, new)
 
-    def on_delete(self, obj: object) -> None:
+    def on_delete(self, obj: ObjT | DeletedFinalStateUnknown[ObjT]) -> None:
         if self.delete_func is not None:
             self.delete_func(obj)
 
 
 @attrs.frozen
-class ResourceEventHandlerDetailedFuncs:
+class ResourceEventHandlerDetailedFuncs(Generic[ObjT]):
     """Like :class:`ResourceEventHandlerFuncs`, but ``add_func`` also receives
     ``is_in_initial_list`` (client-go ``ResourceEventHandlerDetailedFuncs``)."""
 
-    add_func: Callable[[object, bool], None] | None = None
-    update_func: Callable[[object, object], None] | None = None
-    delete_func: Callable[[object], None] | None = None
+    add_func: Callable[[ObjT, bool], None] | None = None
+    update_func: Callable[[ObjT, ObjT], None] | None = None
+    delete_func: Callable[[ObjT | DeletedFinalStateUnknown[ObjT]], None] | None = None
 
-    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+    def on_add(self, obj: ObjT, is_in_initial_list: bool) -> None:
         if self.add_func is not None:
             self.add_func(obj, is_in_initial_list)
 
-    def on_update(self, old: object, new: object) -> None:
+    def on_update(self, old: ObjT, new: ObjT) -> None:
         if self.update_func is not None:
             self.update_func(old, new)
 
-    def on_delete(self, obj: object) -> None:
+    def on_delete(self, obj: ObjT | DeletedFinalStateUnknown[ObjT]) -> None:
         if self.delete_func is not None:
             self.delete_func(obj)
 
 
 @attrs.frozen
-class FilteringResourceEventHandler:
+class FilteringResourceEventHandler(Generic[ObjT]):
     """Forwards only objects that pass ``filter_func``.
 
     An update whose new object starts passing becomes ``on_add(new, False)``; one whose
     old object stops passing becomes ``on_delete(old)`` (the old object, not a
-    tombstone). ``filter_func`` must also cope with tombstones in ``on_delete``.
+    tombstone). ``filter_func`` must also cope with tombstones in ``on_delete``, hence
+    its parameter type ``T | DeletedFinalStateUnknown[T]`` (client-go's typed variant
+    filters the tombstone's possibly-nil object instead).
     """
 
-    filter_func: Callable[[object], bool]
-    handler: ResourceEventHandler
+    filter_func: Callable[[ObjT | DeletedFinalStateUnknown[ObjT]], bool]
+    handler: ResourceEventHandler[ObjT]
 
-    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+    def on_add(self, obj: ObjT, is_in_initial_list: bool) -> None:
         if self.filter_func(obj):
             self.handler.on_add(obj, is_in_initial_list)
 
-    def on_update(self, old: object, new: object) -> None:
+    def on_update(self, old: ObjT, new: ObjT) -> None:
         new_passes = self.filter_func(new)
         old_passes = self.filter_func(old)
         if new_passes and old_passes:
@@ -133,7 +152,7 @@ class FilteringResourceEventHandler:
         elif old_passes:
             self.handler.on_delete(old)
 
-    def on_delete(self, obj: object) -> None:
+    def on_delete(self, obj: ObjT | DeletedFinalStateUnknown[ObjT]) -> None:
         if self.filter_func(obj):
             self.handler.on_delete(obj)
 
@@ -146,7 +165,7 @@ class BatchProcessingError(Exception):
         super().__init__(f"{message}: {self.errors}")
 
 
-def _stored(store: Store, obj: object) -> tuple[object | None, bool]:
+def _stored(store: Store[Any], obj: object) -> tuple[object | None, bool]:
     # client-go treats a Get error like "absent"; the following Add then fails with the
     # same key error, which is what the caller sees.
     try:
@@ -167,8 +186,8 @@ def _payload(delta: Delta, cls: type[_T]) -> _T:
 
 
 def process_deltas(
-    handler: ResourceEventHandler,
-    store: Store,
+    handler: ResourceEventHandler[Any],
+    store: Store[Any],
     deltas: Sequence[Delta],
     is_in_initial_list: bool,
     key_func: KeyFunc = deletion_handling_meta_namespace_key_func,
@@ -215,8 +234,8 @@ def process_deltas(
 
 
 def process_replaced_all(
-    handler: ResourceEventHandler,
-    store: Store,
+    handler: ResourceEventHandler[Any],
+    store: Store[Any],
     info: ReplacedAllInfo,
     is_in_initial_list: bool,
     key_func: KeyFunc = deletion_handling_meta_namespace_key_func,
@@ -250,8 +269,8 @@ def process_replaced_all(
 
 
 def process_deltas_in_batch(
-    handler: ResourceEventHandler,
-    store: Store,
+    handler: ResourceEventHandler[Any],
+    store: Store[Any],
     deltas: Sequence[Delta],
     is_in_initial_list: bool,
     key_func: KeyFunc = deletion_handling_meta_namespace_key_func,

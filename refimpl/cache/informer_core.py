@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol
 
+from refimpl._typing import TypeVar
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, TransformFunc
@@ -46,7 +47,7 @@ from refimpl.cache.processor import (
 )
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import ListMode, Reflector, ReflectorStore, SteppedReflector
-from refimpl.cache.store import Indexer, IndexFunc
+from refimpl.cache.store import Indexer, TypedIndexFunc
 from refimpl.clock import Clock
 from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
 
@@ -58,6 +59,7 @@ __all__ = [
     "InformerCore",
     "InformerStoppedError",
     "ListMode",
+    "ObjT",
     "new_fifo_core",
 ]
 
@@ -66,11 +68,16 @@ AppliedKind = Literal["add", "update", "delete"]
 
 
 #: ``process_deltas`` or ``process_deltas_in_batch``: (handler, store, deltas, initial).
-ProcessFunc = Callable[[ResourceEventHandler, Indexer, Sequence[Delta], bool], None]
+ProcessFunc = Callable[[ResourceEventHandler[Any], Indexer[Any], Sequence[Delta], bool], None]
 
 
 #: The threaded or the stepped reflector: the same options, different drivers.
 R = TypeVar("R", Reflector, SteppedReflector)
+
+#: The informer's object type, for the type checker only: what its handlers receive and
+#: its indexer and lister hand out. An :class:`~refimpl.meta.Object` (its key function
+#: needs one); plain ``SharedIndexInformer(lw)`` is ``SharedIndexInformer[Object]``.
+ObjT = TypeVar("ObjT", bound=Object, default=Object)
 
 
 class FifoMode(enum.StrEnum):
@@ -80,7 +87,7 @@ class FifoMode(enum.StrEnum):
 
 
 def new_fifo_core(
-    mode: FifoMode, indexer: Indexer, transform: TransformFunc | None = None
+    mode: FifoMode, indexer: Indexer[Any], transform: TransformFunc | None = None
 ) -> RealFIFOCore | DeltaFIFOCore:
     """The FIFO core an informer of ``mode`` uses (client-go ``newQueueFIFO``)."""
     if mode is FifoMode.REAL_ATOMIC:
@@ -104,24 +111,29 @@ class InformerStoppedError(RuntimeError):
     """The informer has stopped: no new handlers or indexers."""
 
 
-class GenericLister:
-    """Reads from the informer's indexer only: never a request to the server."""
+class GenericLister(Generic[ObjT]):
+    """Reads from the informer's indexer only: never a request to the server.
 
-    def __init__(self, indexer: Indexer) -> None:
+    Typed like the informer: ``SharedIndexInformer[Pod].lister()`` lists ``Pod``s
+    (client-go's generated listers are per type; this one is generic). Anything stored
+    that is not an :class:`~refimpl.meta.Object` is skipped.
+    """
+
+    def __init__(self, indexer: Indexer[ObjT]) -> None:
         self._indexer = indexer
 
-    def list(self, selector: Mapping[str, str] | None = None) -> list[Object]:
-        items = [o for o in self._indexer.list() if isinstance(o, Object)]
+    def list(self, selector: Mapping[str, str] | None = None) -> list[ObjT]:
+        items: list[ObjT] = [o for o in self._indexer.list() if isinstance(o, Object)]
         if not selector:
             return items
         return [o for o in items if all(o.labels.get(k) == v for k, v in selector.items())]
 
-    def get(self, namespace: str, name: str) -> Object | None:
+    def get(self, namespace: str, name: str) -> ObjT | None:
         key = f"{namespace}/{name}" if namespace else name
         obj, exists = self._indexer.get_by_key(key)
         return obj if exists and isinstance(obj, Object) else None
 
-    def get_by_key(self, key: str) -> Object | None:
+    def get_by_key(self, key: str) -> ObjT | None:
         split_meta_namespace_key(key)  # a malformed key is an error, not a miss
         obj, exists = self._indexer.get_by_key(key)
         return obj if exists and isinstance(obj, Object) else None
@@ -145,7 +157,7 @@ class FifoWriter:
 
     __slots__ = ("_bookmark", "_fifo", "_informer")
 
-    def __init__(self, fifo: _FifoProducer, informer: InformerCore) -> None:
+    def __init__(self, fifo: _FifoProducer, informer: InformerCore[Any]) -> None:
         self._fifo = fifo
         self._informer = informer
         self._bookmark: Callable[[str], None] | None = (
@@ -179,9 +191,12 @@ class FifoWriter:
             self._bookmark(resource_version)
 
 
-class InformerCore:
+class InformerCore(Generic[ObjT]):
     """One list/watch's cache and fan-out, as plain state: client-go's
     ``sharedIndexInformer`` minus its goroutines and locks.
+
+    Generic in the object type (see :data:`ObjT`), like client-go's
+    ``TypedSharedIndexInformer[T]``; the processing below is untyped.
 
     ``resync_period`` is the default handler resync period and the initial resync check
     period (0: never resync). The FIFO core is built here, per ``fifo_mode``; the
@@ -199,7 +214,7 @@ class InformerCore:
         *,
         clock: Clock,
         resync_period: float = 0.0,
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Mapping[str, TypedIndexFunc[ObjT]] | None = None,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
         list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
@@ -225,7 +240,7 @@ class InformerCore:
         self.list_mode = ListMode(list_mode)
         #: Pop RealFIFO entries in batches (DeltaFIFO always pops one key).
         self.batch = batch
-        self.indexer = Indexer(indexers=dict(indexers or {}))
+        self.indexer: Indexer[ObjT] = Indexer(indexers=dict(indexers or {}))
         self.processor = SharedProcessor(clock, threaded=threaded_listeners)
         self.default_event_handler_resync_period = resync_period
         #: The smallest handler resync period; shrinks only before start.
@@ -385,7 +400,7 @@ class InformerCore:
     # -- handlers -----------------------------------------------------------------------
 
     def _register(
-        self, handler: ResourceEventHandler, resync_period: float | None, name: str
+        self, handler: ResourceEventHandler[Any], resync_period: float | None, name: str
     ) -> ProcessorListener:
         """client-go's ``AddEventHandlerWithOptions``: the resync rules, then a listener
         that, after start, first gets ``on_add(obj, True)`` for exactly the cached
@@ -445,16 +460,16 @@ class InformerCore:
         handlers (see each listener's ``has_synced``)."""
         return self.synced
 
-    def get_store(self) -> Indexer:
+    def get_store(self) -> Indexer[ObjT]:
         return self.indexer
 
-    def get_indexer(self) -> Indexer:
+    def get_indexer(self) -> Indexer[ObjT]:
         return self.indexer
 
-    def lister(self) -> GenericLister:
+    def lister(self) -> GenericLister[ObjT]:
         return GenericLister(self.indexer)
 
-    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+    def add_indexers(self, indexers: Mapping[str, TypedIndexFunc[ObjT]]) -> None:
         if self.stopped:
             raise InformerStoppedError("indexer was not added: the informer has stopped")
         self.indexer.add_indexers(indexers)

@@ -181,7 +181,7 @@ class ProcessorListener:
 
     def __init__(
         self,
-        handler: ResourceEventHandler,
+        handler: ResourceEventHandler[Any],
         requested_resync_period: float,
         resync_period: float,
         now: float,

@@ -31,6 +31,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFO
@@ -43,12 +44,13 @@ from refimpl.cache.informer_core import (
     InformerCore,
     InformerStoppedError,
     ListMode,
+    ObjT,
 )
 from refimpl.cache.listwatch import ListerWatcher
 from refimpl.cache.processor import ProcessorListener, check_period_value
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import Reflector
-from refimpl.cache.store import IndexFunc
+from refimpl.cache.store import TypedIndexFunc
 from refimpl.clock import Clock, RealClock
 
 __all__ = [
@@ -72,7 +74,7 @@ CACHE_SYNC_POLL_PERIOD = 0.1
 class ResourceEventHandlerRegistration:
     """The handle ``add_event_handler`` returns (client-go's registration)."""
 
-    def __init__(self, informer: SharedIndexInformer, listener: ProcessorListener) -> None:
+    def __init__(self, informer: SharedIndexInformer[Any], listener: ProcessorListener) -> None:
         self._informer = informer
         self.listener = listener
 
@@ -82,8 +84,14 @@ class ResourceEventHandlerRegistration:
         return self.listener.has_synced()
 
 
-class SharedIndexInformer(InformerCore):
+class SharedIndexInformer(InformerCore[ObjT]):
     """client-go's ``SharedIndexInformer``: one list/watch, one cache, many handlers.
+
+    Generic in the object type, like client-go's ``TypedSharedIndexInformer[T]``:
+    ``SharedIndexInformer[Pod](lw)`` takes ``ResourceEventHandler[Pod]`` handlers and
+    ``Pod``-typed indexers, and its indexer and lister return ``Pod``s. The parameter
+    is a promise about what ``lw`` produces, for the type checker; nothing checks it
+    at run time. Unnamed, it is :class:`~refimpl.meta.Object`.
 
     ``resync_period`` is the default handler resync period and the informer's initial
     resync check period (0: never resync). ``clock`` and ``seed`` make time and the
@@ -96,7 +104,7 @@ class SharedIndexInformer(InformerCore):
         lw: ListerWatcher,
         *,
         resync_period: float = 0.0,
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Mapping[str, TypedIndexFunc[ObjT]] | None = None,
         fifo_mode: FifoMode | str = FifoMode.REAL_ATOMIC,
         list_mode: ListMode | str = ListMode.WATCH_LIST,
         batch: bool = True,
@@ -202,7 +210,7 @@ class SharedIndexInformer(InformerCore):
 
     def add_event_handler(
         self,
-        handler: ResourceEventHandler,
+        handler: ResourceEventHandler[ObjT],
         resync_period: float | None = None,
         *,
         name: str = "",
@@ -241,7 +249,7 @@ class SharedIndexInformer(InformerCore):
         reflector = self.reflector
         return "" if reflector is None else reflector.core.last_sync_resource_version
 
-    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+    def add_indexers(self, indexers: Mapping[str, TypedIndexFunc[ObjT]]) -> None:
         with self._started_lock:
             super().add_indexers(indexers)
 

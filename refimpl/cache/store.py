@@ -20,12 +20,14 @@ import enum
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Generic, Protocol, cast, runtime_checkable
 
 import attrs
 
+from refimpl._typing import TypeVar
 from refimpl.cache.deltas import TransformFunc
 from refimpl.meta import (
+    DeletedFinalStateUnknown,
     KeyFunc,
     Object,
     ObjectKeyError,
@@ -40,11 +42,13 @@ __all__ = [
     "IndexerConflictError",
     "Selector",
     "Store",
+    "StoredT",
     "ThreadSafeMap",
     "Transaction",
     "TransactionError",
     "TransactionStore",
     "TransactionType",
+    "TypedIndexFunc",
     "UnknownIndexError",
     "list_all",
     "list_all_by_namespace",
@@ -56,6 +60,14 @@ _log = logging.getLogger("refimpl.cache")
 #: Maps an object to the index values it is filed under (zero, one or several). Raising
 #: means the object cannot be indexed.
 IndexFunc = Callable[[object], Sequence[str]]
+
+#: What a store holds. Unnamed (``Indexer()``, ``Store``) it is ``object``, as before the
+#: store was generic; an informer's indexer is ``Indexer[T]`` for its object type.
+StoredT = TypeVar("StoredT", default=object)
+
+#: An index function for objects of type ``T`` (client-go ``TypedIndexFunc[T]``).
+#: :data:`IndexFunc` (any object) is one for every ``T``.
+TypedIndexFunc = Callable[[StoredT], Sequence[str]]
 
 #: The name of the index :func:`meta_namespace_index_func` is registered under.
 NAMESPACE_INDEX = "namespace"
@@ -332,22 +344,25 @@ class TransactionError(Exception):
 
 
 @runtime_checkable
-class Store(Protocol):
+class Store(Protocol[StoredT]):
     """client-go's ``Store`` interface (v1.36), as :func:`~refimpl.cache.controller.
     process_deltas` and the listers use it. :class:`Indexer` implements it.
 
     ``add``/``update``/``delete``/``get`` raise :class:`~refimpl.meta.ObjectKeyError` for
-    an object that cannot be keyed.
+    an object that cannot be keyed. Generic in the stored type (plain ``Store`` is
+    ``Store[object]``); ``delete`` and ``get`` also take a tombstone.
     """
 
-    def add(self, obj: object) -> None: ...
-    def update(self, obj: object) -> None: ...
-    def delete(self, obj: object) -> None: ...
-    def list(self) -> builtins.list[object]: ...
+    def add(self, obj: StoredT) -> None: ...
+    def update(self, obj: StoredT) -> None: ...
+    def delete(self, obj: StoredT | DeletedFinalStateUnknown[StoredT]) -> None: ...
+    def list(self) -> builtins.list[StoredT]: ...
     def list_keys(self) -> builtins.list[str]: ...
-    def get(self, obj: object) -> tuple[object | None, bool]: ...
-    def get_by_key(self, key: str) -> tuple[object | None, bool]: ...
-    def replace(self, objects: Sequence[object], resource_version: str) -> None: ...
+    def get(
+        self, obj: StoredT | DeletedFinalStateUnknown[StoredT]
+    ) -> tuple[StoredT | None, bool]: ...
+    def get_by_key(self, key: str) -> tuple[StoredT | None, bool]: ...
+    def replace(self, objects: Sequence[StoredT], resource_version: str) -> None: ...
     def resync(self) -> None: ...
     def last_store_sync_resource_version(self) -> str: ...
     def bookmark(self, resource_version: str) -> None: ...
@@ -361,9 +376,14 @@ class TransactionStore(Protocol):
     def transaction(self, *txns: Transaction) -> None: ...
 
 
-class Indexer:
+class Indexer(Generic[StoredT]):
     """A thread-safe, indexed store: client-go's ``cache`` behind ``NewIndexer`` /
     ``NewStore`` (a store is an indexer without indexers).
+
+    Generic in what it stores, like client-go's ``TypedIndexer[T]``: ``Indexer[Pod]``
+    takes ``Pod``s (and tombstones, to delete) and its reads return ``Pod``s. Plain
+    ``Indexer()`` is ``Indexer[object]``. The parameter is for the type checker only:
+    nothing checks at run time what goes in.
 
     Keys come from ``key_func`` (default: the tombstone-aware
     :func:`~refimpl.meta.deletion_handling_meta_namespace_key_func`, as informers use;
@@ -378,7 +398,7 @@ class Indexer:
     def __init__(
         self,
         key_func: KeyFunc = deletion_handling_meta_namespace_key_func,
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Mapping[str, TypedIndexFunc[StoredT]] | None = None,
         *,
         transformer: TransformFunc | None = None,
     ) -> None:
@@ -387,7 +407,8 @@ class Indexer:
         # Re-entrant so an index function or transformer that reads the store cannot
         # deadlock it (Go's RWMutex would).
         self._lock = threading.RLock()
-        self._map = ThreadSafeMap(indexers)
+        # The core is untyped: only objects of type StoredT ever reach the functions.
+        self._map = ThreadSafeMap(cast("Mapping[str, IndexFunc] | None", indexers))
 
     def _key(self, obj: object) -> str:
         return self._key_func(obj)
@@ -397,27 +418,27 @@ class Indexer:
 
     # -- writes ------------------------------------------------------------------------
 
-    def add(self, obj: object) -> None:
+    def add(self, obj: StoredT) -> None:
         """Insert or overwrite (identical to :meth:`update`, as in client-go)."""
         key = self._key(obj)
-        obj = self._transform(obj)
+        stored = self._transform(obj)
         with self._lock:
-            self._map.update(key, obj)
+            self._map.update(key, stored)
 
-    def update(self, obj: object) -> None:
+    def update(self, obj: StoredT) -> None:
         """Insert or overwrite (identical to :meth:`add`, as in client-go)."""
         key = self._key(obj)
-        obj = self._transform(obj)
+        stored = self._transform(obj)
         with self._lock:
-            self._map.update(key, obj)
+            self._map.update(key, stored)
 
-    def delete(self, obj: object) -> None:
+    def delete(self, obj: StoredT | DeletedFinalStateUnknown[StoredT]) -> None:
         """Remove the object's key (a tombstone works too); missing keys are ignored."""
         key = self._key(obj)
         with self._lock:
             self._map.delete_with_object(key, obj)
 
-    def replace(self, objects: Sequence[object], resource_version: str) -> None:
+    def replace(self, objects: Sequence[StoredT], resource_version: str) -> None:
         """Make the store hold exactly ``objects`` (last one wins per key) in one step.
 
         Every object is keyed and transformed before anything changes, so a failure
@@ -482,7 +503,7 @@ class Indexer:
         if errors:
             raise TransactionError(successful, len(txns), errors)
 
-    def add_indexers(self, new_indexers: Mapping[str, IndexFunc]) -> None:
+    def add_indexers(self, new_indexers: Mapping[str, TypedIndexFunc[StoredT]]) -> None:
         """Register more indices, indexing what is already stored (allowed any time).
 
         Raises :class:`IndexerConflictError` if a name is taken, or
@@ -490,55 +511,55 @@ class Indexer:
         nothing is added.
         """
         with self._lock:
-            self._map.add_indexers(new_indexers)
+            self._map.add_indexers(cast("Mapping[str, IndexFunc]", new_indexers))
 
     # -- reads -------------------------------------------------------------------------
 
-    def get(self, obj: object) -> tuple[object | None, bool]:
+    def get(self, obj: StoredT | DeletedFinalStateUnknown[StoredT]) -> tuple[StoredT | None, bool]:
         return self.get_by_key(self._key(obj))
 
-    def get_by_key(self, key: str) -> tuple[object | None, bool]:
+    def get_by_key(self, key: str) -> tuple[StoredT | None, bool]:
         if not isinstance(key, str):  # else a None key is an AttributeError deep inside
             raise TypeError(f"key must be a str, got {key!r}")
         with self._lock:
-            return self._map.get(key)
+            return cast("tuple[StoredT | None, bool]", self._map.get(key))
 
-    def list(self) -> builtins.list[object]:
+    def list(self) -> builtins.list[StoredT]:
         with self._lock:
-            return self._map.list()
+            return cast("builtins.list[StoredT]", self._map.list())
 
     def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return self._map.list_keys()
 
-    def index(self, index_name: str, obj: object) -> builtins.list[object]:
+    def index(self, index_name: str, obj: StoredT) -> builtins.list[StoredT]:
         """Stored objects sharing an index value with ``obj``.
 
         Raises :class:`UnknownIndexError`, or whatever the index function raises.
         """
         with self._lock:
-            return self._map.index(index_name, obj)
+            return cast("builtins.list[StoredT]", self._map.index(index_name, obj))
 
     def index_keys(self, index_name: str, indexed_value: str) -> builtins.list[str]:
         """Sorted keys filed under ``indexed_value``; raises :class:`UnknownIndexError`."""
         with self._lock:
             return self._map.index_keys(index_name, indexed_value)
 
-    def by_index(self, index_name: str, indexed_value: str) -> builtins.list[object]:
+    def by_index(self, index_name: str, indexed_value: str) -> builtins.list[StoredT]:
         """Objects filed under ``indexed_value``; raises :class:`UnknownIndexError`."""
         with self._lock:
-            return self._map.by_index(index_name, indexed_value)
+            return cast("builtins.list[StoredT]", self._map.by_index(index_name, indexed_value))
 
     def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Values present in the index; ``[]`` for an unknown index (no error)."""
         with self._lock:
             return self._map.list_index_func_values(index_name)
 
-    def get_indexers(self) -> dict[str, IndexFunc]:
+    def get_indexers(self) -> dict[str, TypedIndexFunc[StoredT]]:
         """A copy of the registered index functions (client-go hands out its own map;
         refimpl never aliases it)."""
         with self._lock:
-            return self._map.get_indexers()
+            return cast("dict[str, TypedIndexFunc[StoredT]]", self._map.get_indexers())
 
     # -- introspection for tests and the simulator -------------------------------------
 
@@ -576,7 +597,7 @@ def _matches(selector: Selector, labels: Mapping[str, str]) -> bool:
     return bool(selector(labels))
 
 
-def list_all(store: Store, selector: Selector = None) -> list[object]:
+def list_all(store: Store[StoredT], selector: Selector = None) -> list[StoredT]:
     """Every stored object whose labels match ``selector`` (client-go ``ListAll``).
 
     Selecting everything returns the store's list without looking at labels; otherwise
@@ -589,8 +610,8 @@ def list_all(store: Store, selector: Selector = None) -> list[object]:
 
 
 def list_all_by_namespace(
-    indexer: Indexer, namespace: str, selector: Selector = None
-) -> list[object]:
+    indexer: Indexer[StoredT], namespace: str, selector: Selector = None
+) -> list[StoredT]:
     """Objects in ``namespace`` matching ``selector`` (client-go ``ListAllByNamespace``).
 
     ``namespace=""`` means all namespaces. Uses the ``"namespace"`` index; without it,
@@ -602,7 +623,7 @@ def list_all_by_namespace(
         items = indexer.by_index(NAMESPACE_INDEX, namespace)
     except UnknownIndexError as err:
         _log.info("cannot list by namespace through the index (%s); scanning", err)
-        out: list[object] = []
+        out: list[StoredT] = []
         for obj in indexer.list():
             if not isinstance(obj, Object):
                 raise TypeError(

@@ -45,7 +45,7 @@ from refimpl.cache.reflector import (
     WaitUntil,
 )
 from refimpl.cache.store import Indexer
-from refimpl.clock import FakeClock
+from refimpl.clock import FakeClock, to_ns
 from refimpl.conformance.cache_driver import object_from_json, to_json
 from refimpl.conformance.protocol import COMPONENTS, ProtocolError
 from refimpl.meta import (
@@ -188,7 +188,7 @@ class InformerParts:
 
     process: ProcessFunc = process_deltas
     process_batch: ProcessFunc = process_deltas_in_batch
-    fifo_core: Callable[[FifoMode, Indexer], RealFIFOCore | DeltaFIFOCore] | None = None
+    fifo_core: Callable[[FifoMode, Indexer[Any]], RealFIFOCore | DeltaFIFOCore] | None = None
     reflector_core: Callable[[], ReflectorCore] | None = None
     #: Replaces InformerCore's sync check: (informer) -> has_synced now.
     synced: Callable[[SimInformer], bool] | None = None
@@ -357,10 +357,42 @@ class InformerComponent:
         return self.observation()
 
     def after_advance(self) -> None:
+        """Let the advanced time pass: every resync that falls due inside the step fires
+        at its own deadline, in order, as with a real clock (client-go's reflector
+        re-arms its resync timer from the time it fired, ``Reflector.startResync``, so
+        31 s at a 10 s period resync three times, not once at the end). Backoffs end at
+        the end of the step (see :meth:`_next_timer`)."""
         now = self._ns_clock.now()
-        self.clock.step((now - self._seen_ns) / 1_000_000_000)
+        target = self.clock.now_ns() + round(now - self._seen_ns)  # ns_clock counts ns
         self._seen_ns = now
+        for _ in range(100_000):
+            deadline = self._next_timer()
+            if deadline is None:
+                break
+            at = to_ns(deadline)
+            if at / 1_000_000_000 < deadline:
+                at += 1  # the first nanosecond that reaches it (FakeClock.set_time)
+            if at >= target:
+                break  # due at the end (or later): the final step handles it
+            self.clock.set_time_ns(max(at, self.clock.now_ns()))
+            self.settle()
+            if self._next_timer() == deadline:
+                break  # nothing moved at that deadline: leave the rest to the end
+        self.clock.set_time_ns(target)
         self.settle()
+
+    def _next_timer(self) -> float | None:
+        """The clock time of the reference's next resync while it watches. A backoff is
+        left out on purpose: steered by an adapter, the reference ends it when the
+        adapter asks again, which the harness sees only after the advance; unsteered
+        (the reference adapter process) it must end at the same point, or the two would
+        disagree about when the next request was made (and so about a watch that ends
+        within 1 s of it, client-go's VeryShortWatchError)."""
+        reflector = self.informer.reflector
+        if reflector is None or self.informer.stopped:
+            return None
+        wait = reflector.waiting
+        return wait.resync_at if isinstance(wait, WaitForEvent) else None
 
     def describe(self) -> str:
         fifo = self.informer.fifo_state() if self.informer.started else []

@@ -732,10 +732,28 @@ def _consumers(steps: Sequence[Step]) -> dict[int, int]:
     return links
 
 
+def _observed_advances(steps: Sequence[Step]) -> dict[int, int]:
+    """An ``advance`` and the informer ``state`` right after it, both ways: the state
+    answer is how a steered reference learns what the adapter did during the advance
+    (which request it woke up to make), so one cannot go without the other."""
+    links: dict[int, int] = {}
+    for n in range(1, len(steps)):
+        request = steps[n].request
+        if (
+            steps[n - 1].request.get("op") == "advance"
+            and request.get("op") == "call"
+            and request.get("method") == "state"
+        ):
+            links[n - 1], links[n] = n, n - 1
+    return links
+
+
 def _without(best: Failure, drop: set[int]) -> list[dict[str, Any]]:
-    """The requests of ``best`` without the steps ``drop`` and the dones they need."""
+    """The requests of ``best`` without the steps ``drop`` and the steps that cannot go
+    without them (the dones of dropped gets, an advance and its state)."""
     links = _consumers(best.steps)
-    gone = drop | {links[n] for n in drop if n in links}
+    pairs = _observed_advances(best.steps)
+    gone = drop | {links[n] for n in drop if n in links} | {pairs[n] for n in drop if n in pairs}
     return [s.request for n, s in enumerate(best.steps) if n not in gone]
 
 

@@ -15,9 +15,10 @@ from contextlib import ExitStack
 from typing import IO, Any
 
 from refimpl.cache.shared_informer import FifoMode
-from refimpl.sim.choosers import TapeChooser, parse_tape
+from refimpl.sim.choosers import Chooser, TapeChooser, parse_tape
 from refimpl.sim.monitors import PROPERTIES
 from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, get_scenario
+from refimpl.sim.shrink import DEFAULT_SHRINK_RUNS, Shrunk, shrink_run
 from refimpl.sim.simulator import HOLDS, INCONCLUSIVE, PROGRESS_ACTIONS, VIOLATED, Simulator
 
 __all__ = ["EXIT_STATUS", "register"]
@@ -42,9 +43,9 @@ def register(subparsers: Any) -> None:
         help="run SCENARIO from a seed; print a timeline and a summary",
         description=(
             "Run SCENARIO from a seed and give a verdict: holds (exit 0), violated (exit "
-            "1; the violations and a replay command), or inconclusive (exit 3: the drain "
-            "limit came while work was still pending, e.g. injected failures not yet "
-            "fired; the summary says how much)."
+            "1; the violations, and the run shrunk to a short choice list with its replay "
+            "command), or inconclusive (exit 3: the drain limit came while work was still "
+            "pending, e.g. injected failures not yet fired; the summary says how much)."
         ),
     )
     _common(run)
@@ -54,6 +55,16 @@ def register(subparsers: Any) -> None:
         "--json",
         action="store_true",
         help="print only the summary, as one JSON object (no timeline)",
+    )
+    run.add_argument(
+        "--shrink-runs",
+        type=int,
+        default=DEFAULT_SHRINK_RUNS,
+        metavar="N",
+        help=(
+            "on a violation, replay up to N edited runs to shrink it to fewer steps and a "
+            f"short choice list; 0: do not shrink (default: {DEFAULT_SHRINK_RUNS})"
+        ),
     )
     run.set_defaults(func=_run)
     replay = sub.add_parser(
@@ -118,11 +129,19 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _simulator(args: argparse.Namespace, trace: IO[str] | None, timeline: Any) -> Simulator:
+def _simulator(
+    args: argparse.Namespace,
+    trace: IO[str] | None,
+    timeline: Any,
+    chooser: Chooser | None = None,
+) -> Simulator:
+    """The run ``args`` describe; ``chooser`` (the shrinker's) replaces its seed/choices."""
     try:
         get_scenario(args.scenario)
         kwargs: dict[str, Any] = {}
-        if getattr(args, "choices", None) is not None:
+        if chooser is not None:
+            kwargs["chooser"] = chooser
+        elif getattr(args, "choices", None) is not None:
             kwargs["chooser"] = TapeChooser(parse_tape(args.choices))
         elif getattr(args, "choices_file", None) is not None:
             with open(args.choices_file, encoding="utf-8") as f:
@@ -160,6 +179,9 @@ def _notable(kind: str, desc: str) -> bool:
 def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = None) -> int:
     if args.steps is not None and args.steps < 0:
         raise SystemExit("refimpl sim: --steps must be >= 0")
+    shrink_runs: int = getattr(args, "shrink_runs", 0)
+    if shrink_runs < 0:
+        raise SystemExit("refimpl sim: --shrink-runs must be >= 0")
     out = sys.stdout
     as_json = bool(getattr(args, "json", False))
     holder: list[Simulator] = []
@@ -189,6 +211,11 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
         if not as_json:
             print(f"{'step':>6} {'time':>11}  {'action':17s} what happened", file=out)
         result = sim.run(args.steps)
+        shrunk: Shrunk | None = None
+        if result.violations and shrink_runs:
+            shrunk = shrink_run(
+                lambda chooser: _simulator(args, None, None, chooser), result, max_runs=shrink_runs
+            )
     if as_json:
         data = {
             "scenario": result.scenario,
@@ -204,11 +231,24 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
             "verdict": result.verdict,
             "pending": result.pending,
             "replay": result.replay,
+            "shrunk": None
+            if shrunk is None
+            else {
+                "property": shrunk.prop,
+                "choices": list(shrunk.choices),
+                "steps": shrunk.steps,
+                "violations": shrunk.result.violations,
+                "replays": shrunk.runs,
+                "budget_exhausted": shrunk.exhausted,
+                "replay": shrunk.result.replay,
+            },
         }
         print(json.dumps(data, sort_keys=True), file=out)
     else:
         print(file=out)
         print(result.summary(), file=out)
+        if shrunk is not None:
+            print(shrunk.describe(), file=out)
     return EXIT_STATUS[result.verdict]
 
 

@@ -13,6 +13,8 @@ states over ``store``, ``pending`` and the server's ``log``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.processor import (
     AddNotification,
@@ -118,7 +120,7 @@ class InformerMonitor:
     key, so handler-time checks can tell "the store is ahead" from "behind".
     """
 
-    def __init__(self, indexer: Indexer, violations: Violations, name: str) -> None:
+    def __init__(self, indexer: Indexer[Any], violations: Violations, name: str) -> None:
         self.indexer = indexer
         self.violations = violations
         self.name = name
@@ -275,7 +277,7 @@ class MonitoredHandler:
     """A handler that first lets its :class:`HandlerRecord` check each notification,
     then forwards it to ``inner`` (which may be None: a pure observer)."""
 
-    def __init__(self, record: HandlerRecord, inner: ResourceEventHandler | None) -> None:
+    def __init__(self, record: HandlerRecord, inner: ResourceEventHandler[Any] | None) -> None:
         self.record = record
         self.inner = inner
 

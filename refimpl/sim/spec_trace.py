@@ -32,7 +32,7 @@ class SpecRecorder:
     believes exists; absent after a delete) and ``lastRV`` (key -> rv of the last
     notification handled, a delete's too), then forwards to ``inner`` (may be None)."""
 
-    def __init__(self, inner: ResourceEventHandler | None = None) -> None:
+    def __init__(self, inner: ResourceEventHandler[Any] | None = None) -> None:
         self.inner = inner
         self.view: dict[str, int] = {}
         self.last_rv: dict[str, int] = {}

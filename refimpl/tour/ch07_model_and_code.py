@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -119,7 +119,7 @@ def _first_complaint(id: str, mismatches: Sequence[str], action: str) -> Claim:
 
 
 def handler_first(
-    handler: ResourceEventHandler, store: Indexer, deltas: Sequence[Delta], initial: bool
+    handler: ResourceEventHandler[Any], store: Indexer, deltas: Sequence[Delta], initial: bool
 ) -> None:
     """processDeltas with the two halves swapped: notify, then write the store (a
     ReplacedAll entry of the atomic RealFIFO is left to the real processDeltas)."""

@@ -15,6 +15,7 @@ itself use it directly).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from refimpl.apiserver import ApiServerCore, CoreWatch
 from refimpl.cache.controller import ResourceEventHandler, process_deltas
@@ -33,7 +34,7 @@ from refimpl.watch import BOOKMARK, ERROR, WatchEvent
 __all__ = ["ServerListerWatcher", "SteppedInformer", "new_fifo", "run_until"]
 
 
-def new_fifo(mode: FifoMode, indexer: Indexer, name: str) -> RealFIFO | DeltaFIFO:
+def new_fifo(mode: FifoMode, indexer: Indexer[Any], name: str) -> RealFIFO | DeltaFIFO:
     """The FIFO an informer of ``mode`` uses (client-go ``newQueueFIFO``), as a shell."""
     core = new_fifo_core(mode, indexer)
     if isinstance(core, RealFIFOCore):
@@ -142,7 +143,7 @@ class SteppedInformer:
         self.name = name
         self.lw = lw
         self.clock = clock = lw.clock
-        self.indexer = Indexer()
+        self.indexer: Indexer[Object] = Indexer()
         self.fifo = new_fifo(fifo_mode, self.indexer, name)
         self.reflector = SteppedReflector(
             lw,
@@ -153,11 +154,11 @@ class SteppedInformer:
             seed=seed,
             use_watch_list=list_mode is ListMode.WATCH_LIST,
         )
-        self.handlers: list[ResourceEventHandler] = []
+        self.handlers: list[ResourceEventHandler[Any]] = []
         #: What each handler call was, in order: ("add"|"update"|"delete", key).
         self.notifications: list[tuple[str, str]] = []
 
-    def add_event_handler(self, handler: ResourceEventHandler) -> None:
+    def add_event_handler(self, handler: ResourceEventHandler[Any]) -> None:
         self.handlers.append(handler)
 
     def _queued(self) -> int:
