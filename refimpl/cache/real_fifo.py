@@ -340,6 +340,10 @@ class RealFIFOCore:
         return len(self.items)
 
 
+#: The shell's core options at their defaults (as they must be beside ``core=``).
+_DEFAULT_OPTIONS = (meta_namespace_key_func, None, None, False, False, False, DEFAULT_BATCH_SIZE)
+
+
 class RealFIFO(FIFOShell[RealFIFOCore]):
     """The thread-safe RealFIFO: client-go's API over :class:`RealFIFOCore`.
 
@@ -383,15 +387,7 @@ class RealFIFO(FIFOShell[RealFIFOCore]):
                 emit_delta_type_bookmark=emit_delta_type_bookmark,
                 batch_size=batch_size,
             )
-        elif options != (
-            meta_namespace_key_func,
-            None,
-            None,
-            False,
-            False,
-            False,
-            DEFAULT_BATCH_SIZE,
-        ):
+        elif options != _DEFAULT_OPTIONS:
             raise ValueError("pass a core or the options to build one, not both")
         super().__init__(core, name)
 
