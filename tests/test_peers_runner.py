@@ -56,9 +56,11 @@ def fake_peer(
     return folder
 
 
-def peers(root: Path, *names: str) -> tuple[int, str]:
+def peers(root: Path, *names: str, models: tuple[str, ...] = ()) -> tuple[int, str]:
+    """Run the fake peers; no spec-driven walks unless ``models`` names some (the
+    reference adapter offers every component, and each full walk takes seconds)."""
     out = io.StringIO()
-    status = run_peers(root, names, out=out)
+    status = run_peers(root, names, out=out, models=models)
     return status, out.getvalue()
 
 
@@ -219,12 +221,12 @@ def test_one_peer_runs_and_the_others_keep_their_observations(tmp_path: Path) ->
     fake_peer(tmp_path, name="second", toolchains=["refimpl-no-such-compiler"])
     where = tmp_path / "build" / "peers"
     out = io.StringIO()
-    assert run_peers(tmp_path, (), out=out, where=where) == 1
+    assert run_peers(tmp_path, (), out=out, where=where, models=()) == 1
     assert "peers: 1 ok, 1 failed (second)" in out.getvalue()
     assert not (tmp_path / DOC).exists()  # written where asked, not to docs/
     first = json.loads((where / "peers.json").read_text(encoding="utf-8"))["peers"]["first"]
     out = io.StringIO()
-    assert run_peers(tmp_path, ("second",), out=out, where=where) == 1
+    assert run_peers(tmp_path, ("second",), out=out, where=where, models=()) == 1
     assert "peer first" not in out.getvalue()
     store = json.loads((where / "peers.json").read_text(encoding="utf-8"))
     assert store["peers"]["first"] == first
@@ -254,4 +256,29 @@ def test_a_check_note_is_checked_and_shown(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     with pytest.raises(ManifestError, match="note must be a string"):
+        load_manifest(folder / "peer.json")
+
+
+@pytest.mark.timeout(300)
+def test_walks_are_pinned_and_rendered(tmp_path: Path) -> None:
+    fake_peer(tmp_path, walks={"WorkQueue": "pass"})
+    status, out = peers(tmp_path, models=("WorkQueue",))
+    assert status == 0, out
+    assert "walk WorkQueue: pass, 1154/1154 edges ok" in out
+    doc = (tmp_path / DOC).read_text(encoding="utf-8")
+    assert "## Spec-driven coverage" in doc
+    assert "| fake | WorkQueue | pass | 1154/1154 (graph: 1266) | 262/318 | yes |" in doc
+
+
+@pytest.mark.timeout(300)
+def test_a_walk_that_differs_from_its_pin_fails(tmp_path: Path) -> None:
+    fake_peer(tmp_path, walks={"WorkQueue": "deviation"})
+    status, out = peers(tmp_path, models=("WorkQueue",))
+    assert status == 1, out
+    assert "walk WorkQueue: pass, 1154/1154 edges MISMATCH (pinned: deviation)" in out
+
+
+def test_a_walk_pin_for_an_unknown_model_is_refused(tmp_path: Path) -> None:
+    folder = fake_peer(tmp_path, walks={"Nope": "pass"})
+    with pytest.raises(ManifestError, match="no driven model 'Nope'"):
         load_manifest(folder / "peer.json")

@@ -13,7 +13,10 @@ manifests"). For each manifest the runner
 4. runs each seeded check as a ``refimpl conform`` process and compares the first
    finding it names (an invariant ID, ``difference``, or ``pass``) with ``expect``;
 5. replays each pinned trace against the peer (it must fail with the header's
-   ``expect``) and against the reference adapter (it must pass).
+   ``expect``) and against the reference adapter (it must pass);
+6. walks every TLA+ model whose component the peer offers along its state graph
+   (``refimpl conform --from-spec``, :mod:`refimpl.conformance.peer_walks`) and compares
+   each walk's verdict with the manifest's ``walks`` pins.
 
 What it saw is kept in ``docs/peers.json`` (observations, timings apart) and rendered
 with the manifests into ``docs/peers.md``; :func:`render` is a pure function of the two,
@@ -35,13 +38,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from refimpl.conformance.peer_walks import WALK_VERDICTS, render_walks, walk_peer
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.report import show_request
+from refimpl.conformance.spec_drivers import DRIVERS
 
 __all__ = [
     "Check",
@@ -147,6 +152,8 @@ class Manifest:
     built: str
     command: tuple[str, ...]
     checks: tuple[Check, ...]
+    #: model -> the pinned verdict of its spec-driven walk (refimpl/conformance/peer_walks.py)
+    walks: Mapping[str, str] = field(default_factory=dict)
 
     def adapter_command(
         self, root: Path, flags: Sequence[str] = (), absolute: bool = False
@@ -269,7 +276,19 @@ def load_manifest(path: Path) -> Manifest:
         built=raw["built"],
         command=command,
         checks=tuple(_check(c, f"{path}: checks[{n}]") for n, c in enumerate(checks)),
+        walks=_walks(raw.get("walks", {}), f"{path}: 'walks'"),
     )
+
+
+def _walks(raw: Any, where: str) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{where} must be an object: model -> verdict")
+    for model, verdict in raw.items():
+        if model not in DRIVERS:
+            raise ManifestError(f"{where}: no driven model {model!r} ({', '.join(DRIVERS)})")
+        if verdict not in WALK_VERDICTS:
+            raise ManifestError(f"{where}.{model} must be one of {', '.join(WALK_VERDICTS)}")
+    return dict(raw)
 
 
 def discover(root: Path) -> list[Path]:
@@ -458,8 +477,11 @@ def hello(manifest: Manifest, root: Path) -> dict[str, Any]:
 Say = Callable[[str], None]
 
 
-def run_peer(manifest: Manifest, root: Path, say: Say) -> PeerRun:
-    """Toolchains, build, hello, checks, traces of one peer (see the module docstring)."""
+def run_peer(
+    manifest: Manifest, root: Path, say: Say, models: Sequence[str] | None = None
+) -> PeerRun:
+    """Toolchains, build, hello, checks, traces and walks of one peer (see the module
+    docstring); ``models`` narrows the walks (tests), default every driven model."""
     result = PeerRun()
     started = time.monotonic()
     name = manifest.name
@@ -526,12 +548,35 @@ def run_peer(manifest: Manifest, root: Path, say: Say) -> PeerRun:
             f"peer {name}: trace {path.name}: peer {observed['peer']}, "
             f"reference {observed['reference']} {mark}, {seconds:.1f} s"
         )
+    offered = result.observed["hello"]["components"]
+    walks, walk_times = walk_peer(
+        manifest.adapter_command(root, absolute=True), offered, 10.0, models
+    )
+    for model, seen in walks.items():
+        pin = manifest.walks.get(model, "none")
+        ok = seen["verdict"] == pin
+        result.ok &= ok
+        mark = "ok" if ok else f"MISMATCH (pinned: {pin})"
+        say(
+            f"peer {name}: walk {model}: {seen['verdict']}, {seen['covered']}/"
+            f"{seen['drivable']} edges {mark}, {walk_times[model]:.1f} s"
+        )
+    for model in sorted(set(manifest.walks) - set(walks) - set(_narrowed(models))):
+        say(f"peer {name}: walk {model} pinned but its component is not offered: MISMATCH")
+        result.ok = False
     result.observed["checks"] = checks
     result.observed["traces"] = traces
+    result.observed["walks"] = walks
     result.timings["checks"] = check_times
     result.timings["traces"] = round(sum(trace_times), 1)
+    result.timings["walks"] = round(sum(walk_times.values()), 1)
     result.timings["total"] = round(time.monotonic() - started, 1)
     return result
+
+
+def _narrowed(models: Sequence[str] | None) -> list[str]:
+    """The driven models a narrowed run leaves out."""
+    return [] if models is None else [m for m in DRIVERS if m not in models]
 
 
 def run_peers(
@@ -540,6 +585,7 @@ def run_peers(
     write: bool = True,
     out: TextIO | None = None,
     where: Path | None = None,
+    models: Sequence[str] | None = None,
 ) -> int:
     """Run the peers named (default: all) and update peers.json and peers.md in
     ``where`` (default: ``root``/docs; peers not run keep their previous observations,
@@ -575,7 +621,7 @@ def run_peers(
             store["timings"].pop(name, None)
             failed.append(name)
             continue
-        result = run_peer(manifest, root, say)
+        result = run_peer(manifest, root, say, models)
         store["peers"][name] = result.observed
         store["timings"][name] = result.timings
         if not result.ok:
@@ -765,22 +811,29 @@ def render(root: Path, store: dict[str, Any], where: Path | None = None) -> str:
                 f"| {m.name} | {link} | `{expect}` | {observed['peer']} | "
                 f"{observed['reference']} | {ok} |"
             )
+    lines += render_walks(
+        [
+            (m.name, m.walks, peers.get(m.name, {}).get("walks", {}))
+            for m in manifests
+            if not isinstance(m, str)
+        ]
+    )
     lines += [
         "",
         "## Timings",
         "",
         "Seconds on the machine that made this file (they vary; nothing above depends on "
         "them): the build (`make build`, near 0 when already built), each check in order, "
-        "all trace replays, and the whole peer.",
+        "all trace replays, all spec-driven walks, and the whole peer.",
         "",
-        "| peer | build | checks | traces | total |",
-        "|---|---|---|---|---|",
+        "| peer | build | checks | traces | walks | total |",
+        "|---|---|---|---|---|---|",
     ]
     for name, times in sorted(store.get("timings", {}).items()):
         checks = ", ".join(f"{t:g}" for t in times.get("checks", []))
         lines.append(
             f"| {name} | {times.get('build', '')} | {checks} | {times.get('traces', '')} | "
-            f"{times.get('total', '')} |"
+            f"{times.get('walks', '')} | {times.get('total', '')} |"
         )
     return "\n".join(lines).rstrip() + "\n"
 
