@@ -23,27 +23,30 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable, Iterator
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
+from refimpl.blocking import WouldBlock
 from refimpl.workqueue.metrics import QueueMetrics
 
-__all__ = ["FifoContainer", "QueueContainer", "QueueCore", "WouldBlock", "check_item"]
+__all__ = ["DoneHint", "FifoContainer", "QueueContainer", "QueueCore", "check_item"]
 
 T = TypeVar("T", bound=Hashable)
 
 
-# done()'s answers: (requeued, idle).
-_REQUEUED_IN_FLIGHT = (True, False)
-_REQUEUED_IDLE = (True, True)
-_IDLE = (False, True)
-_NOTHING = (False, False)
+class DoneHint(NamedTuple):
+    """What :meth:`QueueCore.done` tells its shell about whom to wake."""
+
+    #: The item went back on the queue: a getter should wake.
+    requeued: bool
+    #: Nothing is in flight any more: a draining shutdown should re-check.
+    idle: bool
 
 
-class WouldBlock(Exception):
-    """``get()`` was called on an empty queue that is not shutting down.
-
-    The core never blocks; its shell waits until ``can_get()`` is true instead.
-    """
+# done()'s four answers, built once (done is on the hot path).
+_REQUEUED_IN_FLIGHT = DoneHint(requeued=True, idle=False)
+_REQUEUED_IDLE = DoneHint(requeued=True, idle=True)
+_IDLE = DoneHint(requeued=False, idle=True)
+_NOTHING = DoneHint(requeued=False, idle=False)
 
 
 class QueueContainer(Protocol[T]):
@@ -162,13 +165,13 @@ class QueueCore(Generic[T]):
         self.dirty.discard(item)
         return item, False
 
-    def done(self, item: T) -> tuple[bool, bool]:
+    def done(self, item: T) -> DoneHint:
         """Finish processing ``item``; re-queue it if it was re-added meanwhile.
 
-        Returns ``(requeued, idle)``: ``requeued`` when the item went back on the queue
-        (a getter should wake), ``idle`` when nothing is in flight any more (a draining
-        shutdown should re-check). Works after shutdown too, as in client-go: an item
-        re-added while in flight is still delivered.
+        Returns a :class:`DoneHint` ``(requeued, idle)``: ``requeued`` when the item
+        went back on the queue (a getter should wake), ``idle`` when nothing is in flight
+        any more (a draining shutdown should re-check). Works after shutdown too, as in
+        client-go: an item re-added while in flight is still delivered.
 
         No guard against misuse, like client-go: ``done`` of an item that was never
         handed out changes nothing, but ``done`` of an item that is queued and not in
