@@ -161,13 +161,13 @@ func (b *bubble) do(f func() error, after func() (any, error)) (any, error) {
 	select {
 	case b.work <- job:
 	case <-timer.C:
-		return nil, refuse("internal", "the informer's bubble is busy (a previous request never became quiescent)")
+		return nil, refuse("internal", "the bubble is busy (a previous request never became quiescent)")
 	}
 	select {
 	case a := <-reply:
 		return a.v, a.err
 	case <-timer.C:
-		return nil, refuse("internal", "the informer did not become quiescent within %v", bubbleTimeout)
+		return nil, refuse("internal", "the bubble did not become quiescent within %v", bubbleTimeout)
 	}
 }
 
