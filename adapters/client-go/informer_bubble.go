@@ -108,7 +108,8 @@ type fuzzEntry = struct {
 	IsSeed     bool
 }
 
-// bubble runs closures on the root goroutine of one synctest bubble.
+// bubble runs closures on the root goroutine of one synctest bubble (an informer's, or
+// a work queue's ShutDownWithDrain: workqueue.go, drainer).
 type bubble struct {
 	work chan func() // made outside the bubble: waiting on it is not durable
 	end  chan bool   // at close: true if the bubble may end (its goroutines are done)
