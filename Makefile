@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/informer.py
 	$(BIN)/python benchmarks/sim.py
 	$(BIN)/python benchmarks/conformance.py
+	$(BIN)/python benchmarks/spec_driven.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
