@@ -123,7 +123,12 @@ class QueueCore(Generic[T]):
         #: push and pop are bound once, below).
         self.queue: QueueContainer[T] = container if container is not None else FifoContainer()
         self._push = self.queue.push
-        self._pop = self.queue.pop
+        # get() pops first and treats IndexError as "empty" (no emptiness test on the
+        # hot path): deque.popleft raises exactly that; any other container is asked
+        # for its length first, so its own pop never sees an empty call.
+        self._pop = (
+            self.queue.popleft if type(self.queue) is FifoContainer else self._checked_pop
+        )
         #: Items that need processing (queued, or re-added while in flight).
         self.dirty: set[T] = set()
         #: Items handed out by ``get`` and not yet ``done``. May also be dirty.
@@ -171,14 +176,23 @@ class QueueCore(Generic[T]):
 
         Raises :class:`WouldBlock` when the queue is empty and not shutting down.
         """
-        if not self.queue:
+        try:
+            item = self._pop()
+        except IndexError:
+            if len(self.queue):  # a container's own IndexError, not emptiness
+                raise
             if self.shutting_down:
                 return None, True
-            raise WouldBlock("get() on an empty queue would block")
-        item = self._pop()
+            raise WouldBlock("get() on an empty queue would block") from None
         self.processing.add(item)
         self.dirty.discard(item)
         return item, False
+
+    def _checked_pop(self) -> T:
+        queue = self.queue
+        if not len(queue):
+            raise IndexError("pop from an empty queue")
+        return queue.pop()
 
     def done(self, item: T) -> tuple[bool, bool]:
         """Finish processing ``item``; re-queue it if it was re-added meanwhile.
