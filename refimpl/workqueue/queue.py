@@ -12,7 +12,9 @@ shutdown when the last in-flight item is done. client-go uses one ``sync.Cond`` 
 ``Signal`` for both; with two draining callers one of them could then sleep forever
 (client-go util/workqueue/queue.go ShutDownWithDrain; WQ-12; upstream PR #141079).
 Separate conditions make that impossible without changing anything a single caller can
-observe.
+observe. Each condition is notified only while some thread is parked on it (the shell
+counts getters and drainers around ``wait()``, under the lock): a notify nobody can
+receive changes nothing, and skipping it is most of the shell's saving.
 """
 
 from __future__ import annotations
