@@ -126,9 +126,7 @@ class QueueCore(Generic[T]):
         # get() pops first and treats IndexError as "empty" (no emptiness test on the
         # hot path): deque.popleft raises exactly that; any other container is asked
         # for its length first, so its own pop never sees an empty call.
-        self._pop = (
-            self.queue.popleft if type(self.queue) is FifoContainer else self._checked_pop
-        )
+        self._pop = self.queue.popleft if type(self.queue) is FifoContainer else self._checked_pop
         #: Items that need processing (queued, or re-added while in flight).
         self.dirty: set[T] = set()
         #: Items handed out by ``get`` and not yet ``done``. May also be dirty.
