@@ -20,10 +20,9 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from refimpl.apiserver import ApiServer
+from refimpl.apiserver import ApiServer, ApiServerListerWatcher
 from refimpl.cache import (
     NAMESPACE_INDEX,
-    ApiServerListerWatcher,
     DeltaFIFO,
     FifoMode,
     Indexer,

@@ -12,6 +12,11 @@ Rules it never breaks: a watch delivers the server's history filtered by ``rv > 
 in order, as a prefix (faults only cut the tail); it never invents an event; every write
 gets a fresh, larger resourceVersion (decimal strings; the empty server is at "1", the
 first write gets "2", so "0" keeps its special "any" meaning).
+
+The errors it answers with are those of ``refimpl/apierrors.py``, its watch events
+those of ``refimpl/watch.py``, its list answers ``refimpl.meta.ListResult``: neutral
+modules the informer stack reads too, so ``refimpl/cache/`` never imports this file.
+:class:`ApiServerListerWatcher` is the lister-watcher a reflector uses to reach it.
 """
 
 from __future__ import annotations
@@ -21,224 +26,62 @@ import copy
 import re
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import ClassVar, Final, Literal, TypeVar
+from typing import Final, Literal, TypeVar
 
 import attrs
 
+from refimpl.apierrors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Expired,
+    Invalid,
+    ListError,
+    NotFound,
+    TooLargeResourceVersion,
+    TooManyRequests,
+)
 from refimpl.clock import Clock, RealClock
-from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
+from refimpl.meta import (
+    ListOptions,
+    ListResult,
+    Object,
+    meta_namespace_key_func,
+    split_meta_namespace_key,
+)
+from refimpl.watch import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    INITIAL_EVENTS_END_ANNOTATION,
+    MODIFIED,
+    EventType,
+    WatchEvent,
+    WatchTimeout,
+)
 
 _T = TypeVar("_T")
 
 __all__ = [
-    "ADDED",
-    "BOOKMARK",
-    "DELETED",
-    "ERROR",
-    "INITIAL_EVENTS_END_ANNOTATION",
-    "MODIFIED",
     "WATCH_LIST_SUPPORT",
-    "AlreadyExists",
-    "ApiError",
     "ApiServer",
     "ApiServerCore",
-    "BadRequest",
-    "Conflict",
+    "ApiServerListerWatcher",
     "CoreWatch",
-    "EventType",
-    "Expired",
-    "Gone",
     "HistoryEntry",
-    "InternalError",
-    "Invalid",
-    "ListError",
-    "ListResult",
-    "NotFound",
     "RequestCounters",
     "RequestRecord",
     "ServerWatch",
-    "TooLargeResourceVersion",
-    "TooManyRequests",
-    "WatchEvent",
     "WatchListSupport",
-    "WatchTimeout",
-    "is_expired",
-    "is_internal_error",
-    "is_too_large_resource_version",
-    "is_too_many_requests",
 ]
-
-# -- events ---------------------------------------------------------------------------
-
-EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
-ADDED: Final = "ADDED"
-MODIFIED: Final = "MODIFIED"
-DELETED: Final = "DELETED"
-BOOKMARK: Final = "BOOKMARK"
-ERROR: Final = "ERROR"
 
 #: How a server answers ``sendInitialEvents=true`` (see :class:`ApiServerCore`).
 WatchListSupport = Literal["watch-cache", "storage", "unsupported"]
 WATCH_LIST_SUPPORT: Final = ("watch-cache", "storage", "unsupported")
-
-#: The annotation on the bookmark that ends the initial events of a watch with
-#: ``send_initial_events=True`` (metav1.InitialEventsAnnotationKey).
-INITIAL_EVENTS_END_ANNOTATION: Final = "k8s.io/initial-events-end"
-
-
-# -- errors (modelled on apimachinery's StatusError reasons) --------------------------
-
-
-class ApiError(Exception):
-    """An error answer of the API server: an HTTP ``code`` and a status ``reason``."""
-
-    code: ClassVar[int] = 500
-    reason: ClassVar[str] = "InternalError"
-
-    def __init__(self, message: str = "", *, causes: tuple[str, ...] = ()) -> None:
-        super().__init__(message or self.reason)
-        self.message = message or self.reason
-        #: Status cause types (e.g. ``"ResourceVersionTooLarge"``).
-        self.causes = causes
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.message!r})"
-
-
-class BadRequest(ApiError):
-    code = 400
-    reason = "BadRequest"
-
-
-class NotFound(ApiError):
-    code = 404
-    reason = "NotFound"
-
-
-class AlreadyExists(ApiError):
-    code = 409
-    reason = "AlreadyExists"
-
-
-class Conflict(ApiError):
-    """A precondition (resourceVersion or uid) did not match the stored object."""
-
-    code = 409
-    reason = "Conflict"
-
-
-class Gone(ApiError):
-    """410 with reason Gone (servers before 1.18 used it for expired versions)."""
-
-    code = 410
-    reason = "Gone"
-
-
-class Expired(Gone):
-    """410 with reason Expired: a resourceVersion or continue token older than the
-    compaction point."""
-
-    reason = "Expired"
-
-
-class Invalid(ApiError):
-    code = 422
-    reason = "Invalid"
-
-
-class TooManyRequests(ApiError):
-    code = 429
-    reason = "TooManyRequests"
-
-
-class InternalError(ApiError):
-    code = 500
-    reason = "InternalError"
-
-
-class ListError(ApiError):
-    """The default injected list failure (a 503: the server could not answer)."""
-
-    code = 503
-    reason = "ServiceUnavailable"
-
-
-class TooLargeResourceVersion(ApiError):
-    """The requested resourceVersion is newer than anything the server has (a 504
-    Timeout carrying the ``ResourceVersionTooLarge`` cause)."""
-
-    code = 504
-    reason = "Timeout"
-
-    def __init__(self, message: str = "Too large resource version") -> None:
-        super().__init__(message, causes=("ResourceVersionTooLarge",))
-
-
-def is_expired(err: BaseException) -> bool:
-    """client-go ``isExpiredError``: reason Expired *or* Gone (both are 410)."""
-    return isinstance(err, Gone)
-
-
-def is_too_large_resource_version(err: BaseException) -> bool:
-    return isinstance(err, ApiError) and "ResourceVersionTooLarge" in err.causes
-
-
-def is_too_many_requests(err: BaseException) -> bool:
-    return isinstance(err, TooManyRequests)
-
-
-def is_internal_error(err: BaseException) -> bool:
-    return isinstance(err, InternalError)
-
-
-class WatchTimeout(TimeoutError):
-    """``next_event(timeout)`` found nothing to read within ``timeout``."""
-
-
-# -- value types ----------------------------------------------------------------------
-
-
-def _frozen_mapping(m: Mapping[str, str]) -> Mapping[str, str]:
-    return dict(m)
-
-
-@attrs.frozen
-class WatchEvent:
-    """One event on a watch (client-go ``watch.Event``).
-
-    ``object`` is the object's state at ``object.resource_version``; for DELETED the last
-    state stamped with the deletion's resourceVersion; for BOOKMARK an object with only
-    ``resource_version`` set; for ERROR an empty object and ``error`` holds the status.
-    ``annotations`` are the bookmark object's annotations (``meta.Object`` has no
-    annotations field, so they travel on the event).
-    """
-
-    type: EventType
-    object: Object
-    annotations: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
-    error: ApiError | None = attrs.field(default=None, eq=False)
-
-    @property
-    def resource_version(self) -> str:
-        return self.object.resource_version
-
-    @property
-    def is_initial_events_end(self) -> bool:
-        return (
-            self.type == BOOKMARK and self.annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true"
-        )
-
-
-@attrs.frozen
-class ListResult:
-    """One list answer: items in key order, the list's resourceVersion and, when more
-    pages follow, a continue token ("" on the last page)."""
-
-    items: tuple[Object, ...]
-    resource_version: str
-    continue_token: str = ""
 
 
 @attrs.frozen
@@ -1113,3 +956,27 @@ class ApiServer:
         the lock; returns whether it did. For tests that wait on another thread."""
         with self._changed:
             return self._changed.wait_for(lambda: predicate(self._core), timeout)
+
+
+class ApiServerListerWatcher:
+    """A ListerWatcher over refimpl's API server.
+
+    Over :class:`ApiServer` (threads) watches block; over :class:`ApiServerCore` (a
+    simulator or a stepped test) they are :class:`CoreWatch` objects that never wait.
+    """
+
+    def __init__(self, server: ApiServer | ApiServerCore) -> None:
+        if not isinstance(server, (ApiServer, ApiServerCore)):
+            raise TypeError(f"expected an ApiServer or ApiServerCore, got {type(server).__name__}")
+        self.server = server
+
+    def list(self, options: ListOptions) -> ListResult:
+        return self.server.list(options.resource_version, options.limit, options.continue_token)
+
+    def watch(self, options: ListOptions) -> ServerWatch | CoreWatch:
+        return self.server.watch(
+            options.resource_version,
+            allow_bookmarks=options.allow_watch_bookmarks,
+            send_initial_events=options.send_initial_events,
+            timeout_seconds=options.timeout_seconds,
+        )

@@ -25,6 +25,8 @@ __all__ = [
     "DeletedFinalStateUnknown",
     "ExplicitKey",
     "KeyFunc",
+    "ListOptions",
+    "ListResult",
     "ObjT_co",
     "Object",
     "ObjectKeyError",
@@ -181,3 +183,39 @@ def rv_int(resource_version: str) -> int:
         raise ValueError(
             f"resource version {resource_version!r} is not one refimpl's server issued"
         ) from None
+
+
+# -- list requests and answers (metav1.ListOptions, a list's items and ListMeta) ------
+
+
+@attrs.frozen
+class ListOptions:
+    """The subset of ``metav1.ListOptions`` the reflector sends.
+
+    ``send_initial_events`` is tri-state like Go's ``*bool``: ``None`` = unset.
+    ``resource_version_match`` is implied (``NotOlderThan`` whenever
+    ``send_initial_events`` is set), so it is not a field.
+    """
+
+    resource_version: str = ""
+    limit: int = 0
+    continue_token: str = ""
+    timeout_seconds: int | None = None
+    allow_watch_bookmarks: bool = False
+    send_initial_events: bool | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.resource_version, str):
+            raise TypeError(f"resource_version must be a str, got {self.resource_version!r}")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 0:
+            raise ValueError(f"limit must be a non-negative int, got {self.limit!r}")
+
+
+@attrs.frozen
+class ListResult:
+    """One list answer: items in key order, the list's resourceVersion and, when more
+    pages follow, a continue token ("" on the last page)."""
+
+    items: tuple[Object, ...]
+    resource_version: str
+    continue_token: str = ""

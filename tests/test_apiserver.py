@@ -21,42 +21,35 @@ from hypothesis.stateful import (
     rule,
 )
 
-from refimpl.apiserver import (
+from refimpl.apierrors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Expired,
+    Gone,
+    InternalError,
+    Invalid,
+    ListError,
+    NotFound,
+    TooLargeResourceVersion,
+    TooManyRequests,
+    is_expired,
+    is_too_large_resource_version,
+)
+from refimpl.apiserver import ApiServer, ApiServerCore, ApiServerListerWatcher, CoreWatch
+from refimpl.cache.listwatch import ListPager, ListWatch, Watch
+from refimpl.clock import FakeClock
+from refimpl.meta import ListOptions, ListResult, Object
+from refimpl.watch import (
     ADDED,
     BOOKMARK,
     DELETED,
     ERROR,
     INITIAL_EVENTS_END_ANNOTATION,
     MODIFIED,
-    AlreadyExists,
-    ApiServer,
-    ApiServerCore,
-    BadRequest,
-    Conflict,
-    CoreWatch,
-    Expired,
-    Gone,
-    InternalError,
-    Invalid,
-    ListError,
-    ListResult,
-    NotFound,
-    TooLargeResourceVersion,
-    TooManyRequests,
     WatchEvent,
     WatchTimeout,
-    is_expired,
-    is_too_large_resource_version,
 )
-from refimpl.cache.listwatch import (
-    ApiServerListerWatcher,
-    ListOptions,
-    ListPager,
-    ListWatch,
-    Watch,
-)
-from refimpl.clock import FakeClock
-from refimpl.meta import Object
 
 # -- examples: writes and errors ------------------------------------------------------
 

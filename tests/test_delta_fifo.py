@@ -629,3 +629,12 @@ def test_shell_process_error_propagates_without_requeue() -> None:
     fifo.close()
     with pytest.raises(FIFOClosedError):
         fifo.pop(boom)
+
+
+def test_a_shell_wraps_a_core_built_elsewhere_and_refuses_options_beside_it() -> None:
+    core = DeltaFIFOCore(emit_delta_type_replaced=True)
+    fifo = DeltaFIFO(core=core, name="wrapped")
+    fifo.add(Object("a", "ns"))
+    assert fifo.core is core and fifo.name == "wrapped" and list(core.queue) == ["ns/a"]
+    with pytest.raises(ValueError, match="not both"):
+        DeltaFIFO(core=DeltaFIFOCore(), emit_delta_type_replaced=True)

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from refimpl.apiserver import ApiServer
-from refimpl.cache import ApiServerListerWatcher, ResourceEventHandlerFuncs
+from refimpl.apiserver import ApiServer, ApiServerListerWatcher
+from refimpl.cache import ResourceEventHandlerFuncs
 from refimpl.cache.error_report import ErrorReporter
 from refimpl.cache.shared_informer import SharedIndexInformer, wait_for_cache_sync
 from refimpl.meta import Object
@@ -26,9 +26,9 @@ from refimpl.meta import Object
 LOUD = textwrap.dedent(
     """
     import threading, time
-    from refimpl.apiserver import ApiServer
-    from refimpl.cache import (ApiServerListerWatcher, ResourceEventHandlerFuncs,
-                               SharedIndexInformer, wait_for_cache_sync)
+    from refimpl.apiserver import ApiServer, ApiServerListerWatcher
+    from refimpl.cache import (ResourceEventHandlerFuncs, SharedIndexInformer,
+                               wait_for_cache_sync)
     from refimpl.meta import Object
 
     def boom(obj):

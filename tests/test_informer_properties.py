@@ -25,8 +25,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from refimpl.apiserver import ApiServerCore, Expired
-from refimpl.cache.listwatch import ApiServerListerWatcher
+from refimpl.apierrors import Expired
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher
 from refimpl.cache.processor import AddNotification
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.clock import FakeClock

@@ -702,3 +702,12 @@ def test_dfsu_payload_never_nests() -> None:
     last = f.items[-1].object
     assert isinstance(last, DeletedFinalStateUnknown)
     assert last.obj == Object("a")
+
+
+def test_a_shell_wraps_a_core_built_elsewhere_and_refuses_options_beside_it() -> None:
+    core = RealFIFOCore(atomic_events=True)
+    fifo = RealFIFO(core=core, name="wrapped")
+    fifo.add(Object("a", "ns"))
+    assert fifo.core is core and fifo.name == "wrapped" and len(core.items) == 1
+    with pytest.raises(ValueError, match="not both"):
+        RealFIFO(core=RealFIFOCore(atomic_events=True), batch_size=7)

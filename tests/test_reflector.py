@@ -18,17 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from refimpl.apiserver import (
-    ApiServer,
-    ApiServerCore,
+from refimpl.apierrors import (
     Expired,
     InternalError,
     Invalid,
-    ListResult,
     TooLargeResourceVersion,
     TooManyRequests,
 )
-from refimpl.cache.listwatch import ApiServerListerWatcher, ListOptions, ListWatch, Watch
+from refimpl.apiserver import ApiServer, ApiServerCore, ApiServerListerWatcher
+from refimpl.cache.listwatch import ListWatch, Watch
 from refimpl.cache.reflector import (
     NextStep,
     Reflector,
@@ -49,7 +47,7 @@ from refimpl.cache.reflector_backoff import (
     jitter,
 )
 from refimpl.clock import FakeClock
-from refimpl.meta import Object, rv_int
+from refimpl.meta import ListOptions, ListResult, Object, rv_int
 
 
 class RecordingStore:

@@ -15,16 +15,8 @@ from typing import Literal
 import pytest
 from test_reflector import RecordingStore, fill
 
-from refimpl.apiserver import (
-    ApiServerCore,
-    BadRequest,
-    Expired,
-    InternalError,
-    Invalid,
-    TooManyRequests,
-    WatchListSupport,
-)
-from refimpl.cache.listwatch import ApiServerListerWatcher
+from refimpl.apierrors import BadRequest, Expired, InternalError, Invalid, TooManyRequests
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, WatchListSupport
 from refimpl.cache.reflector import (
     DEFAULT_MIN_WATCH_TIMEOUT,
     SteppedReflector,

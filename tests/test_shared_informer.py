@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from refimpl.apiserver import AlreadyExists, ApiServer, NotFound
+from refimpl.apierrors import AlreadyExists, NotFound
+from refimpl.apiserver import ApiServer, ApiServerListerWatcher
 from refimpl.cache.controller import ResourceEventHandlerFuncs
-from refimpl.cache.listwatch import ApiServerListerWatcher
 from refimpl.cache.processor import DeleteNotification
 from refimpl.cache.shared_informer import (
     FifoMode,

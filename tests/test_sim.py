@@ -19,9 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refimpl.apiserver import ApiServerCore
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher
 from refimpl.cache.delta_fifo import DeltaFIFOCore
-from refimpl.cache.listwatch import ApiServerListerWatcher
 from refimpl.cache.processor import AddNotification
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.shared_informer import FifoMode

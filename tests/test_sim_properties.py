@@ -20,11 +20,10 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 
-from refimpl.apiserver import ApiServerCore
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher
 from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
-from refimpl.cache.listwatch import ApiServerListerWatcher
 from refimpl.cache.processor import ProcessorListener
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.clock import FakeClock
@@ -308,7 +307,7 @@ def test_edge_triggered_converges_when_no_notification_is_lost(mode: str) -> Non
 
 
 def _post_list_order(r: RunResult, sim: Simulator) -> list[int]:
-    initial = sim.proc.informer.initial_list
+    initial = sim.incarnation.informer.initial_list
     assert initial is not None
     list_rv = int(initial[1])
     return [rv for _, rv in sim.all_records[0].order if rv > list_rv]

@@ -19,7 +19,7 @@ import pytest
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.refine_workqueue import WorkQueueMapping
 from refimpl.tla.replay import replay
-from refimpl.workqueue.core import QueueCore
+from refimpl.workqueue.core import DoneHint, QueueCore
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 KEYS = ("a", "b")  # MCWorkQueue.tla: MCKeys
@@ -61,9 +61,9 @@ def test_queue_core_refines_workqueue_spec(graph: StateGraph) -> None:
 class DoneForgetsCore(QueueCore[T]):
     """Done that does not re-queue a key re-added while in flight."""
 
-    def done(self, item: T) -> tuple[bool, bool]:
+    def done(self, item: T) -> DoneHint:
         self.processing.discard(item)
-        return False, not self.processing
+        return DoneHint(requeued=False, idle=not self.processing)
 
 
 class AddPushesInFlightCore(QueueCore[T]):

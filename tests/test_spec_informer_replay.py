@@ -20,10 +20,9 @@ import attrs
 import pytest
 
 from refimpl.cache.informer_core import FifoMode, InformerCore
-from refimpl.cache.listwatch import ListOptions
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore
-from refimpl.meta import meta_namespace_key_func
+from refimpl.meta import ListOptions, meta_namespace_key_func
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_informer import InformerMapping

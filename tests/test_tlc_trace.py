@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from refimpl.cache import reflector as reflector_module
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
-from refimpl.cache.listwatch import ListOptions
 from refimpl.cache.reflector import ReflectorCore
+from refimpl.meta import ListOptions
 from refimpl.sim import get_scenario
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator

@@ -21,7 +21,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.blocking import WouldBlock
+from refimpl.workqueue.core import FifoContainer, QueueCore
 
 ITEMS = st.integers(min_value=0, max_value=6)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, tombstone
@@ -32,7 +33,7 @@ from refimpl.conformance.informer_driver import InformerParts
 from refimpl.sim.informer import SimInformer
 from refimpl.tour.ch07_model_and_code import handler_first
 from refimpl.workqueue.backoff import fast_slow_delay
-from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.workqueue.core import DoneHint, FifoContainer, QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import (
     ItemExponentialFailureRateLimiter,
@@ -75,10 +76,10 @@ class PushWhileProcessing(QueueCore[Item]):
 class DoneForgetsDirty(QueueCore[Item]):
     """Done never re-queues an item that was re-added while in flight."""
 
-    def done(self, item: Item) -> tuple[bool, bool]:
+    def done(self, item: Item) -> DoneHint:
         self.processing.discard(item)
         self.dirty.discard(item)
-        return False, not self.processing
+        return DoneHint(requeued=False, idle=not self.processing)
 
 
 class GetKeepsDirty(QueueCore[Item]):
@@ -106,7 +107,7 @@ class DirtyClearedAtDone(QueueCore[Item]):
         self.processing.add(item)
         return item, False
 
-    def done(self, item: Item) -> tuple[bool, bool]:
+    def done(self, item: Item) -> DoneHint:
         self.dirty.discard(item)
         return super().done(item)
 
@@ -132,15 +133,15 @@ class LenCountsProcessing(QueueCore[Item]):
 class DoneAfterShutdownDrops(QueueCore[Item]):
     """Done re-queues through Add, so the shutdown guard drops the re-added item."""
 
-    def done(self, item: Item) -> tuple[bool, bool]:
+    def done(self, item: Item) -> DoneHint:
         self.processing.discard(item)
         if item in self.dirty:
             if self.shutting_down:
                 self.dirty.discard(item)
-                return False, not self.processing
+                return DoneHint(requeued=False, idle=not self.processing)
             self.queue.push(item)
-            return True, False
-        return False, not self.processing
+            return DoneHint(requeued=True, idle=False)
+        return DoneHint(requeued=False, idle=not self.processing)
 
 
 class RingGrowsOutOfOrder:

@@ -43,13 +43,7 @@ from refimpl.cache.deltas import (
     tombstone,
 )
 from refimpl.cache.informer_core import InformerCore
-from refimpl.cache.listwatch import (
-    ApiServerListerWatcher,
-    ListerWatcher,
-    ListOptions,
-    ListPager,
-    ListWatch,
-)
+from refimpl.cache.listwatch import ListerWatcher, ListPager, ListWatch
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,
@@ -105,7 +99,6 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "NAMESPACE_INDEX",
     "AddNotification",
-    "ApiServerListerWatcher",
     "BatchProcessingError",
     "BookmarkInfo",
     "DeleteNotification",
@@ -127,7 +120,6 @@ __all__ = [
     "InformerStoppedError",
     "KeyListerGetter",
     "ListMode",
-    "ListOptions",
     "ListPager",
     "ListWatch",
     "ListerWatcher",

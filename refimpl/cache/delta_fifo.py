@@ -13,6 +13,7 @@ import logging
 from collections import deque
 from collections.abc import Sequence
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.deltas import (
     Delta,
     Deltas,
@@ -30,7 +31,6 @@ from refimpl.meta import (
     ObjectKeyError,
     meta_namespace_key_func,
 )
-from refimpl.workqueue.core import WouldBlock
 
 __all__ = ["DeltaFIFO", "DeltaFIFOCore"]
 
@@ -301,16 +301,26 @@ class DeltaFIFO(FIFOShell[DeltaFIFOCore]):
         emit_delta_type_replaced: bool = False,
         transformer: TransformFunc | None = None,
         name: str = "DeltaFIFO",
+        core: DeltaFIFOCore | None = None,
     ) -> None:
-        super().__init__(
-            DeltaFIFOCore(
+        """``core``: wrap a core built elsewhere (the informer chooses its FIFO core
+        first) instead of building one from the options, which must then be left at
+        their defaults. The core must not be driven directly afterwards."""
+        if core is None:
+            core = DeltaFIFOCore(
                 key_func=key_func,
                 known_objects=known_objects,
                 emit_delta_type_replaced=emit_delta_type_replaced,
                 transformer=transformer,
-            ),
-            name,
-        )
+            )
+        elif (key_func, known_objects, emit_delta_type_replaced, transformer) != (
+            meta_namespace_key_func,
+            None,
+            False,
+            None,
+        ):
+            raise ValueError("pass a core or the options to build one, not both")
+        super().__init__(core, name)
 
     def pop(self, process: PopProcessFunc) -> Deltas:
         """Wait for a key, remove it and run ``process(deltas, is_in_initial_list)``

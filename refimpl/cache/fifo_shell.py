@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from refimpl.cache.deltas import TransformFunc
 
@@ -47,15 +47,6 @@ class FIFOShell(Generic[C]):
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._waiting = 0
-
-    @classmethod
-    def from_core(cls, core: C, name: str) -> Self:
-        """A shell around a core built elsewhere (the informer chooses its FIFO core
-        first). Subclasses keep no state of their own, so this skips only their
-        core-building ``__init__``. The core must not be driven directly afterwards."""
-        shell = cls.__new__(cls)
-        FIFOShell.__init__(shell, core, name)
-        return shell
 
     @property
     def core(self) -> C:

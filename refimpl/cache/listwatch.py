@@ -1,4 +1,4 @@
-"""How a reflector reaches the server: ListerWatcher, ListOptions, and the list pager.
+"""How a reflector reaches the server: ListerWatcher, Watch, and the list pager.
 
 Owns no state beyond a pager's page size; never sleeps, reads a clock or starts a
 thread (a watch's ``next_event`` may block, as the server that made it decides). Ports
@@ -6,6 +6,9 @@ thread (a watch's ``next_event`` may block, as the server that made it decides).
 and ``tools/pager/pager.go`` (``ListPager.List``: pages of 500, full-list fallback on an
 expired continue token). Below the TLA+ abstraction: ``spec/Informer.tla`` models a
 list (all its pages) as one atomic action ``List`` returning the server's current state.
+The request and answer types (``ListOptions``, ``ListResult``) live in
+``refimpl/meta.py``, watch events in ``refimpl/watch.py``; the lister-watcher over the
+in-memory API server is ``refimpl.apiserver.ApiServerListerWatcher``.
 """
 
 from __future__ import annotations
@@ -15,30 +18,17 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from refimpl.apiserver import (
-    ApiServer,
-    ApiServerCore,
-    CoreWatch,
-    Expired,
-    ListResult,
-    ServerWatch,
-    WatchEvent,
-    WatchTimeout,
-)
-from refimpl.meta import Object
+from refimpl.apierrors import Expired
+from refimpl.meta import ListOptions, ListResult, Object
+from refimpl.watch import WatchEvent
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
-    "ApiServerListerWatcher",
-    "ListOptions",
     "ListPager",
-    "ListResult",
     "ListWatch",
     "Lister",
     "ListerWatcher",
     "Watch",
-    "WatchEvent",
-    "WatchTimeout",
     "Watcher",
 ]
 
@@ -46,36 +36,14 @@ __all__ = [
 DEFAULT_PAGE_SIZE = 500
 
 
-@attrs.frozen
-class ListOptions:
-    """The subset of ``metav1.ListOptions`` the reflector sends.
-
-    ``send_initial_events`` is tri-state like Go's ``*bool``: ``None`` = unset.
-    ``resource_version_match`` is implied (``NotOlderThan`` whenever
-    ``send_initial_events`` is set), so it is not a field.
-    """
-
-    resource_version: str = ""
-    limit: int = 0
-    continue_token: str = ""
-    timeout_seconds: int | None = None
-    allow_watch_bookmarks: bool = False
-    send_initial_events: bool | None = None
-
-    def __attrs_post_init__(self) -> None:
-        if not isinstance(self.resource_version, str):
-            raise TypeError(f"resource_version must be a str, got {self.resource_version!r}")
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 0:
-            raise ValueError(f"limit must be a non-negative int, got {self.limit!r}")
-
-
 @runtime_checkable
 class Watch(Protocol):
     """client-go ``watch.Interface``, pull-style.
 
     ``next_event(timeout)`` returns the next event, or ``None`` once the stream has
-    ended (Go: the result channel is closed); it raises :class:`WatchTimeout` if nothing
-    arrived within ``timeout`` seconds (``0``: do not wait; ``None``: wait forever).
+    ended (Go: the result channel is closed); it raises
+    :class:`~refimpl.watch.WatchTimeout` if nothing arrived within ``timeout`` seconds
+    (``0``: do not wait; ``None``: wait forever).
     ``stop()`` ends the watch from the client side: a blocked ``next_event`` returns
     ``None``. Both must be safe to call from different threads.
     """
@@ -109,30 +77,6 @@ class ListWatch:
 
     def watch(self, options: ListOptions) -> Watch:
         return self.watch_func(options)
-
-
-class ApiServerListerWatcher:
-    """A ListerWatcher over refimpl's API server.
-
-    Over :class:`ApiServer` (threads) watches block; over :class:`ApiServerCore` (a
-    simulator or a stepped test) they are :class:`CoreWatch` objects that never wait.
-    """
-
-    def __init__(self, server: ApiServer | ApiServerCore) -> None:
-        if not isinstance(server, (ApiServer, ApiServerCore)):
-            raise TypeError(f"expected an ApiServer or ApiServerCore, got {type(server).__name__}")
-        self.server = server
-
-    def list(self, options: ListOptions) -> ListResult:
-        return self.server.list(options.resource_version, options.limit, options.continue_token)
-
-    def watch(self, options: ListOptions) -> ServerWatch | CoreWatch:
-        return self.server.watch(
-            options.resource_version,
-            allow_bookmarks=options.allow_watch_bookmarks,
-            send_initial_events=options.send_initial_events,
-            timeout_seconds=options.timeout_seconds,
-        )
 
 
 class ListPager:

@@ -13,6 +13,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.deltas import (
     BATCHABLE_TYPES,
     BookmarkInfo,
@@ -35,7 +36,6 @@ from refimpl.meta import (
     ObjectKeyError,
     meta_namespace_key_func,
 )
-from refimpl.workqueue.core import WouldBlock
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -340,6 +340,10 @@ class RealFIFOCore:
         return len(self.items)
 
 
+#: The shell's core options at their defaults (as they must be beside ``core=``).
+_DEFAULT_OPTIONS = (meta_namespace_key_func, None, None, False, False, False, DEFAULT_BATCH_SIZE)
+
+
 class RealFIFO(FIFOShell[RealFIFOCore]):
     """The thread-safe RealFIFO: client-go's API over :class:`RealFIFOCore`.
 
@@ -359,9 +363,22 @@ class RealFIFO(FIFOShell[RealFIFOCore]):
         emit_delta_type_bookmark: bool = False,
         batch_size: int = DEFAULT_BATCH_SIZE,
         name: str = "RealFIFO",
+        core: RealFIFOCore | None = None,
     ) -> None:
-        super().__init__(
-            RealFIFOCore(
+        """``core``: wrap a core built elsewhere (the informer chooses its FIFO core
+        first) instead of building one from the options, which must then be left at
+        their defaults. The core must not be driven directly afterwards."""
+        options = (
+            key_func,
+            known_objects,
+            transformer,
+            atomic_events,
+            unlock_while_processing,
+            emit_delta_type_bookmark,
+            batch_size,
+        )
+        if core is None:
+            core = RealFIFOCore(
                 key_func=key_func,
                 known_objects=known_objects,
                 transformer=transformer,
@@ -369,9 +386,10 @@ class RealFIFO(FIFOShell[RealFIFOCore]):
                 unlock_while_processing=unlock_while_processing,
                 emit_delta_type_bookmark=emit_delta_type_bookmark,
                 batch_size=batch_size,
-            ),
-            name,
-        )
+            )
+        elif options != _DEFAULT_OPTIONS:
+            raise ValueError("pass a core or the options to build one, not both")
+        super().__init__(core, name)
 
     def bookmark(self, resource_version: str) -> None:
         with self._lock:

@@ -58,32 +58,30 @@ from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import attrs
 
-from refimpl.apiserver import (
-    ADDED,
-    BOOKMARK,
-    DELETED,
-    ERROR,
-    MODIFIED,
+from refimpl.apierrors import (
     InternalError,
-    WatchEvent,
-    WatchTimeout,
     is_expired,
     is_internal_error,
     is_too_large_resource_version,
     is_too_many_requests,
 )
 from refimpl.clock import Clock, RealClock, check_duration
-from refimpl.meta import Object, deletion_handling_meta_namespace_key_func
+from refimpl.meta import ListOptions, ListResult, Object, deletion_handling_meta_namespace_key_func
+from refimpl.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, WatchEvent, WatchTimeout
 
-from .listwatch import DEFAULT_PAGE_SIZE, ListerWatcher, ListOptions, ListPager, ListResult, Watch
+from .listwatch import DEFAULT_PAGE_SIZE, ListerWatcher, ListPager, Watch
 from .reflector_backoff import BACKOFF_RESET, DEFAULT_BACKOFF, Backoff, DelayWithReset
 
 __all__ = [
     "DEFAULT_MIN_WATCH_TIMEOUT",
     "VERY_SHORT_WATCH",
+    "Answer",
+    "EventAnswer",
+    "ListAnswer",
     "ListMode",
     "ListPending",
     "NextStep",
+    "ParkKind",
     "Parked",
     "Reflector",
     "ReflectorBookmarkStore",
@@ -93,10 +91,13 @@ __all__ = [
     "ResourceVersionUpdater",
     "RetryWithDeadline",
     "SteppedReflector",
+    "Steps",
     "StopRequested",
+    "UntilAnswer",
     "VeryShortWatchError",
     "WaitForEvent",
     "WaitForList",
+    "WaitReason",
     "WaitUntil",
     "Wake",
     "is_watch_error_retriable",
@@ -378,12 +379,17 @@ class ReflectorCore:
 # -- the loop ---------------------------------------------------------------------------
 
 
+#: Why the loop waits on the clock: the backoff before a relist, before a re-watch, or
+#: before a retried watch-list stream.
+WaitReason = Literal["backoff", "watch-retry", "watch-list-retry"]
+#: Where a threaded reflector can be parked: waiting for an event, or one of the above.
+ParkKind = Literal["watch"] | WaitReason
+
+
 @attrs.frozen
 class WaitForEvent:
     """The loop waits for the next event of ``watch`` (or the end of the stream), the
-    resync time ``resync_at``, or stop. The driver answers with the event, ``None``
-    (the stream ended), an exception (reading failed), ``Wake.RESYNC`` or
-    ``Wake.STOP``."""
+    resync time ``resync_at``, or stop. Answered with an :data:`EventAnswer`."""
 
     watch: Watch
     resync_at: float | None
@@ -391,29 +397,50 @@ class WaitForEvent:
 
 @attrs.frozen
 class WaitUntil:
-    """The loop waits until ``deadline`` (answer ``False``) or stop (answer ``True``)."""
+    """The loop waits until ``deadline`` or stop. Answered with an :data:`UntilAnswer`."""
 
     deadline: float
-    reason: Literal["backoff", "watch-retry", "watch-list-retry"]
+    reason: WaitReason
 
 
 @attrs.frozen
 class WaitForList:
     """The loop waits for the answer to the list it asked for (its lister raised
-    :class:`ListPending`). The driver resumes it when the answer is there (any answer
-    but ``Wake.STOP``) and the loop lists again."""
+    :class:`ListPending`). Answered with a :data:`ListAnswer`: ``Wake.LISTED`` when the
+    answer is there (the loop then lists again), or ``Wake.STOP``."""
 
     options: ListOptions
 
 
 class Wake(enum.Enum):
-    STOP = "stop"
-    RESYNC = "resync"
+    """The answers to a wait that carry no data."""
+
+    STOP = "stop"  # any wait: stop was requested
+    RESYNC = "resync"  # WaitForEvent: the resync time came
+    DEADLINE = "deadline"  # WaitUntil: the deadline passed
+    LISTED = "listed"  # WaitForList: the lister has its answer
 
 
 Wait = WaitForEvent | WaitUntil | WaitForList
+#: The answer to a :class:`WaitForEvent`: the event, ``None`` (the stream ended), the
+#: exception reading it raised, ``Wake.RESYNC`` or ``Wake.STOP``.
+EventAnswer = WatchEvent | BaseException | Literal[Wake.RESYNC, Wake.STOP] | None
+#: The answer to a :class:`WaitUntil` (and what :meth:`ReflectorLoop._sleep` returns).
+UntilAnswer = Literal[Wake.DEADLINE, Wake.STOP]
+#: The answer to a :class:`WaitForList`.
+ListAnswer = Literal[Wake.LISTED, Wake.STOP]
+#: Whatever a driver may send into the loop; ``None`` also starts it (the first send).
+Answer = EventAnswer | UntilAnswer | ListAnswer
 #: A generator that yields waits and is resumed with their answers.
-Steps = Generator[Wait, object, T]
+Steps = Generator[Wait, Answer, T]
+
+
+class _Retry(enum.Enum):
+    """What follows a failed watch-list stream (:meth:`ReflectorLoop._watch_list_retry`)."""
+
+    AGAIN = "again"  # open the stream again
+    GIVE_UP = "give-up"  # raise: list_and_watch falls back to a list
+    STOPPED = "stopped"  # stop was requested during the backoff
 
 
 class StopFlag(Protocol):
@@ -499,7 +526,7 @@ class ReflectorLoop:
                 yield from self.list_and_watch()
             except Exception as err:  # Go: the error ListAndWatch returns
                 self._on_error(self.name, err)
-            if (yield from self._sleep(self._delay(), "backoff")):
+            if (yield from self._sleep(self._delay(), "backoff")) is Wake.STOP:
                 break
         _log.debug("reflector %s: stopped", self.name)
 
@@ -589,7 +616,7 @@ class ReflectorLoop:
                 except Exception as err:
                     if core.after_watch_start_error(err) is NextStep.BACKOFF_THEN_REWATCH:
                         _log.debug("reflector %s: watch failed, backing off: %r", self.name, err)
-                        if (yield from self._sleep(self._delay(), "watch-retry")):
+                        if (yield from self._sleep(self._delay(), "watch-retry")) is Wake.STOP:
                             return
                         continue
                     raise
@@ -611,7 +638,7 @@ class ReflectorLoop:
                 return
             if step is NextStep.BACKOFF_THEN_REWATCH:
                 _log.debug("reflector %s: watch returned 429, backing off", self.name)
-                if (yield from self._sleep(self._delay(), "watch-retry")):
+                if (yield from self._sleep(self._delay(), "watch-retry")) is Wake.STOP:
                     return
                 continue
             if is_expired(cast(BaseException, ended_with)):
@@ -719,10 +746,10 @@ class ReflectorLoop:
             try:
                 w = self._lw.watch(options)
             except Exception as err:
-                again = yield from self._watch_list_retry(err)
-                if again is None:
+                retry = yield from self._watch_list_retry(err)
+                if retry is _Retry.STOPPED:
                     return None
-                if again:
+                if retry is _Retry.AGAIN:
                     continue
                 raise
 
@@ -736,10 +763,10 @@ class ReflectorLoop:
                 w.stop()
                 if isinstance(failure, StopRequested):
                     return None
-                again = yield from self._watch_list_retry(failure)
-                if again is None:
+                retry = yield from self._watch_list_retry(failure)
+                if retry is _Retry.STOPPED:
                     return None
-                if again:
+                if retry is _Retry.AGAIN:
                     continue
                 raise failure
             if end_seen:
@@ -749,27 +776,29 @@ class ReflectorLoop:
         core.set_last_sync_resource_version(list_rv)
         return w
 
-    def _watch_list_retry(self, err: BaseException) -> Steps[bool | None]:
-        """True: try the watch-list again; False: give up; None: stopped meanwhile."""
+    def _watch_list_retry(self, err: BaseException) -> Steps[_Retry]:
+        """Whether a watch-list stream that failed with ``err`` is opened again (at once
+        or after a backoff), given up, or was stopped during the backoff."""
         if is_watch_error_retriable(err):
-            if (yield from self._sleep(self._delay(), "watch-list-retry")):
-                return None
-            return True
+            if (yield from self._sleep(self._delay(), "watch-list-retry")) is Wake.STOP:
+                return _Retry.STOPPED
+            return _Retry.AGAIN
         if is_expired(err) or is_too_large_resource_version(err):
             self._core.mark_unavailable()
-            return True
-        return False
+            return _Retry.AGAIN
+        return _Retry.GIVE_UP
 
     # -- waiting ------------------------------------------------------------------------
 
-    def _sleep(
-        self, seconds: float, reason: Literal["backoff", "watch-retry", "watch-list-retry"]
-    ) -> Steps[bool]:
-        """Wait ``seconds`` on the clock; True if stop was requested meanwhile."""
+    def _sleep(self, seconds: float, reason: WaitReason) -> Steps[UntilAnswer]:
+        """Wait ``seconds`` on the clock: ``Wake.DEADLINE``, or ``Wake.STOP`` if stop was
+        requested meanwhile."""
         if self._stop.is_set():
-            return True
-        stopped = yield WaitUntil(self._clock.now() + seconds, reason)
-        return bool(stopped)
+            return Wake.STOP
+        got = yield WaitUntil(self._clock.now() + seconds, reason)
+        if got is Wake.STOP or got is Wake.DEADLINE:
+            return got
+        raise TypeError(f"a driver answered WaitUntil with {got!r}")
 
 
 # -- drivers ------------------------------------------------------------------------------
@@ -866,7 +895,7 @@ class Parked:
     the resync time) or a backoff kind (``deadline`` is its end). ``seq`` counts parks."""
 
     seq: int
-    kind: Literal["watch", "backoff", "watch-retry", "watch-list-retry"]
+    kind: ParkKind
     deadline: float | None
 
 
@@ -876,13 +905,13 @@ class _Pump:
 
     def __init__(self, watch: Watch, cond: threading.Condition, name: str) -> None:
         self.watch = watch
-        self.inbox: deque[object] = deque()
+        self.inbox: deque[WatchEvent | BaseException | None] = deque()
         self._cond = cond
         threading.Thread(target=self._run, name=f"{name}-watch-pump", daemon=True).start()
 
     def _run(self) -> None:
         while True:
-            item: object
+            item: WatchEvent | BaseException | None
             try:
                 item = self.watch.next_event(None)
             except WatchTimeout:
@@ -933,7 +962,7 @@ class Reflector(_ReflectorBase):
             return self._parked
 
     def wait_parked(
-        self, kind: str | None = None, *, after: int = 0, timeout: float = 5.0
+        self, kind: ParkKind | None = None, *, after: int = 0, timeout: float = 5.0
     ) -> Parked:
         """Block (real time, at most ``timeout``) until the loop waits in ``kind`` (any
         if None) with a park number > ``after``; tests then step the FakeClock."""
@@ -957,7 +986,7 @@ class Reflector(_ReflectorBase):
             self._running = True
         self._relay(stop)
         try:
-            answer: object = None
+            answer: Answer = None
             while True:
                 try:
                     wait = steps.send(answer)
@@ -986,34 +1015,37 @@ class Reflector(_ReflectorBase):
         self._relays[id(stop)] = thread
         thread.start()
 
-    def _park(
-        self,
-        kind: Literal["watch", "backoff", "watch-retry", "watch-list-retry"],
-        deadline: float | None,
-    ) -> None:
+    def _park(self, kind: ParkKind, deadline: float | None) -> None:
         self._park_seq += 1
         self._parked = Parked(self._park_seq, kind, deadline)
         self._cond.notify_all()
 
-    def _wait(self, wait: Wait, stop: threading.Event) -> object:
-        clock = self._clock
+    def _wait(self, wait: Wait, stop: threading.Event) -> Answer:
         if isinstance(wait, WaitForList):
             raise TypeError(
                 f"reflector {self.name}: a threaded reflector's lister blocks until it has "
                 "an answer; ListPending is for stepped drivers"
             )
         if isinstance(wait, WaitUntil):
-            with self._cond:
-                self._park(wait.reason, wait.deadline)
-                try:
-                    while True:
-                        if stop.is_set():
-                            return True
-                        if clock.now() >= wait.deadline:
-                            return False
-                        clock.wait_until(self._cond, wait.deadline)
-                finally:
-                    self._parked = None
+            return self._wait_until(wait, stop)
+        return self._wait_for_event(wait, stop)
+
+    def _wait_until(self, wait: WaitUntil, stop: threading.Event) -> UntilAnswer:
+        clock = self._clock
+        with self._cond:
+            self._park(wait.reason, wait.deadline)
+            try:
+                while True:
+                    if stop.is_set():
+                        return Wake.STOP
+                    if clock.now() >= wait.deadline:
+                        return Wake.DEADLINE
+                    clock.wait_until(self._cond, wait.deadline)
+            finally:
+                self._parked = None
+
+    def _wait_for_event(self, wait: WaitForEvent, stop: threading.Event) -> EventAnswer:
+        clock = self._clock
         pump = self._pump
         if pump is None or pump.watch is not wait.watch:
             pump = self._pump = _Pump(wait.watch, self._cond, self.name)
@@ -1032,7 +1064,13 @@ class Reflector(_ReflectorBase):
                 self._parked = None
 
 
-_BLOCKED = object()
+class _Blocked(enum.Enum):
+    """A stepped driver's "no answer yet": the wait goes on."""
+
+    BLOCKED = "blocked"
+
+
+_BLOCKED = _Blocked.BLOCKED
 
 
 class SteppedReflector(_ReflectorBase):
@@ -1071,14 +1109,15 @@ class SteppedReflector(_ReflectorBase):
         """Make one step of progress if possible; True if something happened."""
         if self.done:
             return False
-        answer: object = None
+        answer: Answer = None
         if self._steps is None:
             self._steps = self._loop(self._stop).run()
         else:
             assert self.waiting is not None
-            answer = self._resolve(self.waiting)
-            if answer is _BLOCKED:
+            resolved = self._resolve(self.waiting)
+            if resolved is _BLOCKED:
                 return False
+            answer = resolved
         try:
             self.waiting = self._steps.send(answer)
         except StopIteration:
@@ -1104,22 +1143,32 @@ class SteppedReflector(_ReflectorBase):
             return w.resync_at
         return None
 
-    def _resolve(self, wait: Wait) -> object:
+    def _resolve(self, wait: Wait) -> Answer | _Blocked:
         if self._stop.is_set():
-            return True if isinstance(wait, WaitUntil) else Wake.STOP
-        now = self._clock.now()
+            return Wake.STOP
         if isinstance(wait, WaitForList):
-            # The lister's answer is there only when the driver says so (wake).
-            if self._wake:
-                self._wake = False
-                return None
-            return _BLOCKED
+            return self._resolve_list()
         if isinstance(wait, WaitUntil):
-            if self._wake:
-                self._wake = False
-                return False
-            return False if self.clock_wakes and now >= wait.deadline else _BLOCKED
-        if wait.resync_at is not None and now >= wait.resync_at:
+            return self._resolve_until(wait)
+        return self._resolve_event(wait)
+
+    def _resolve_list(self) -> ListAnswer | _Blocked:
+        # The lister's answer is there only when the driver says so (wake).
+        if self._wake:
+            self._wake = False
+            return Wake.LISTED
+        return _BLOCKED
+
+    def _resolve_until(self, wait: WaitUntil) -> UntilAnswer | _Blocked:
+        if self._wake:
+            self._wake = False
+            return Wake.DEADLINE
+        if self.clock_wakes and self._clock.now() >= wait.deadline:
+            return Wake.DEADLINE
+        return _BLOCKED
+
+    def _resolve_event(self, wait: WaitForEvent) -> EventAnswer | _Blocked:
+        if wait.resync_at is not None and self._clock.now() >= wait.resync_at:
             return Wake.RESYNC
         try:
             return wait.watch.next_event(0)

@@ -151,9 +151,9 @@ class SharedIndexInformer(InformerCore[ObjT]):
                 return
             core = self.fifo_core
             fifo: RealFIFO | DeltaFIFO = (
-                RealFIFO.from_core(core, f"RealFIFO {self.name}")
+                RealFIFO(core=core, name=f"RealFIFO {self.name}")
                 if isinstance(core, RealFIFOCore)
-                else DeltaFIFO.from_core(core, f"DeltaFIFO {self.name}")
+                else DeltaFIFO(core=core, name=f"DeltaFIFO {self.name}")
             )
             self.fifo = fifo
             # From now on the FIFO is shared between threads: read its sync under its

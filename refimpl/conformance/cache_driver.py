@@ -15,8 +15,9 @@ out any member at the head, and the steered reference follows the adapter's choi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import (
     BookmarkInfo,
@@ -26,11 +27,11 @@ from refimpl.cache.deltas import (
     ReplacedAllInfo,
     SyncAllInfo,
 )
+from refimpl.cache.fifo_shell import FIFOCore
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer, IndexFunc
-from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS, ProtocolError
+from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS, Handler, ProtocolError
 from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
-from refimpl.workqueue.core import WouldBlock
 
 __all__ = [
     "INDEX_FUNCS",
@@ -42,6 +43,10 @@ __all__ = [
     "object_from_json",
     "to_json",
 ]
+
+
+#: The FIFO core a component drives.
+C = TypeVar("C", bound=FIFOCore)
 
 
 def _labels_index(obj: object) -> list[str]:
@@ -214,15 +219,28 @@ class StoreComponent:
         return [(k, self.store.get_by_key(k)[0]) for k in self.store.list_keys()]
 
 
-class _FIFOComponent:
-    """What DeltaFIFO and RealFIFO share: the known-objects fixture and the dispatch."""
+class _FIFOComponent(Generic[C]):
+    """What DeltaFIFO and RealFIFO share: the known-objects fixture, the dispatch and the
+    methods that only pass a call on to the core."""
 
     methods: tuple[str, ...] = ()
+    #: The core under test (the subclass builds it).
+    fifo: C
 
     def __init__(self) -> None:
         self.known = Indexer()
         self.group: dict[int, int] = {}  # id(queue entry) -> tie group
         self._next_group = 0
+        #: Each protocol method's handler but ``known_add`` / ``known_delete`` (the
+        #: subclass adds its own; ``methods`` says which the component offers).
+        self.handlers: dict[str, Handler] = {
+            "add": self.m_add,
+            "update": self.m_update,
+            "delete": self.m_delete,
+            "has_synced": self.m_has_synced,
+            "close": self.m_close,
+            "is_closed": self.m_is_closed,
+        }
 
     def _new_group(self, entries: list[object]) -> None:
         if len(entries) > 1:
@@ -239,7 +257,25 @@ class _FIFOComponent:
         if method == "known_delete":
             self.known.delete(_obj(args))
             return None
-        return getattr(self, "m_" + method)(args, actual)
+        return self.handlers[method](args, actual)
+
+    def m_add(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.add(_obj(args))
+
+    def m_update(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.update(_obj(args))
+
+    def m_delete(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.delete(_obj(args))
+
+    def m_has_synced(self, args: dict[str, Any], actual: Any) -> bool:
+        return self.fifo.has_synced()
+
+    def m_close(self, args: dict[str, Any], actual: Any) -> None:
+        self.fifo.close()
+
+    def m_is_closed(self, args: dict[str, Any], actual: Any) -> bool:
+        return self.fifo.closed
 
     def after_advance(self) -> None:
         pass
@@ -248,7 +284,7 @@ class _FIFOComponent:
         return ""
 
 
-class DeltaFIFOComponent(_FIFOComponent):
+class DeltaFIFOComponent(_FIFOComponent[DeltaFIFOCore]):
     """client-go ``NewDeltaFIFOWithOptions`` with the default key function."""
 
     methods = COMPONENTS["delta_fifo"]
@@ -261,6 +297,11 @@ class DeltaFIFOComponent(_FIFOComponent):
         )
         # Keys are str; tie groups are tracked per key, by value (see _mark).
         self.key_group: dict[str, int] = {}
+        self.handlers |= {
+            "replace": self.m_replace,
+            "resync": self.m_resync,
+            "pop_nowait": self.m_pop_nowait,
+        }
 
     def _mark_new_keys(self, before: set[str], deterministic: set[str]) -> None:
         """Keys appended by the last call, except ``deterministic`` ones, came in Go map
@@ -270,15 +311,6 @@ class DeltaFIFOComponent(_FIFOComponent):
             self._next_group += 1
             for k in new:
                 self.key_group[k] = self._next_group
-
-    def m_add(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.add(_obj(args))
-
-    def m_update(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.update(_obj(args))
-
-    def m_delete(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.delete(_obj(args))
 
     def m_replace(self, args: dict[str, Any], actual: Any) -> None:
         objs = _objs(args)
@@ -315,15 +347,6 @@ class DeltaFIFOComponent(_FIFOComponent):
         self.key_group.pop(key, None)
         return {"kind": "item", "deltas": [delta_json(d) for d in deltas], "initial": initial}
 
-    def m_has_synced(self, args: dict[str, Any], actual: Any) -> bool:
-        return self.fifo.has_synced()
-
-    def m_close(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.close()
-
-    def m_is_closed(self, args: dict[str, Any], actual: Any) -> bool:
-        return self.fifo.closed
-
     def describe(self) -> str:
         shown = []
         for key in self.fifo.queue:
@@ -354,7 +377,7 @@ def _popped_key(actual: Any) -> str | None:
     return None
 
 
-class RealFIFOComponent(_FIFOComponent):
+class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
     """client-go ``NewRealFIFOWithOptions``: atomic (no known objects) or not."""
 
     methods = COMPONENTS["real_fifo"] + SPEC_METHODS["real_fifo"]
@@ -367,19 +390,17 @@ class RealFIFOComponent(_FIFOComponent):
         self.fifo = parts.real_fifo(
             known_objects=None if atomic else self.known, atomic_events=atomic
         )
+        self.handlers |= {
+            "replace": self.m_replace,
+            "resync": self.m_resync,
+            "pop_nowait": self.m_pop_nowait,
+            "pop_begin": self.m_pop_begin,
+            "pop_end": self.m_pop_end,
+        }
 
     def _mark_new(self, before: int, keep: Callable[[Delta], bool]) -> None:
         new = list(self.fifo.items)[before:]
         self._new_group([d for d in new if keep(d)])
-
-    def m_add(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.add(_obj(args))
-
-    def m_update(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.update(_obj(args))
-
-    def m_delete(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.delete(_obj(args))
 
     def m_replace(self, args: dict[str, Any], actual: Any) -> None:
         objs = _objs(args)
@@ -441,15 +462,6 @@ class RealFIFOComponent(_FIFOComponent):
             raise ProtocolError("bad_request", "pop_end without an unfinished pop_begin")
         self.taken = False
         self.fifo.finish(1)
-
-    def m_has_synced(self, args: dict[str, Any], actual: Any) -> bool:
-        return self.fifo.has_synced()
-
-    def m_close(self, args: dict[str, Any], actual: Any) -> None:
-        self.fifo.close()
-
-    def m_is_closed(self, args: dict[str, Any], actual: Any) -> bool:
-        return self.fifo.closed
 
     def describe(self) -> str:
         shown = " ".join(f"{d.type}:{_short(d.object)}" for d in self.fifo.items)

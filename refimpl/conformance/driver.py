@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from refimpl import __version__
+from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, FakeClock
 from refimpl.conformance.cache_driver import (
     INDEX_FUNCS,
@@ -40,12 +41,13 @@ from refimpl.conformance.protocol import (
     PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
     SPEC_METHODS,
+    Handler,
     ProtocolError,
     error_response,
     ok_response,
     seconds_to_ns,
 )
-from refimpl.workqueue.core import FifoContainer, QueueCore, WouldBlock
+from refimpl.workqueue.core import FifoContainer, QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import (
     BucketRateLimiter,
@@ -217,12 +219,26 @@ class WorkqueueComponent(Component):
         self._next_group = 0
         #: drain_start was called (its ShutDownWithDrain returns once drain_complete).
         self.draining = False
+        #: Each protocol method's handler (``methods`` says which this component offers).
+        self.handlers: dict[str, Handler] = {
+            "add": self.m_add,
+            "get_nowait": self.m_get_nowait,
+            "done": self.m_done,
+            "len": self.m_len,
+            "shut_down": self.m_shut_down,
+            "shutting_down": self.m_shutting_down,
+            "drain_start": self.m_drain_start,
+            "drain_returned": self.m_drain_returned,
+            "add_after": self.m_add_after,
+            "add_rate_limited": self.m_add_rate_limited,
+            "forget": self.m_forget,
+            "num_requeues": self.m_num_requeues,
+        }
 
     def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         if method not in self.methods:
             raise ProtocolError("unsupported", f"this component has no method {method!r}")
-        handler = getattr(self, "m_" + method)
-        return handler(args, actual)
+        return self.handlers[method](args, actual)
 
     def describe(self) -> str:
         core = self.q.core

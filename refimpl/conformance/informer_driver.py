@@ -29,28 +29,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refimpl.apiserver import (
-    ADDED,
-    BOOKMARK,
-    DELETED,
-    ERROR,
-    INITIAL_EVENTS_END_ANNOTATION,
-    MODIFIED,
-    ApiError,
-    EventType,
-    Expired,
-    InternalError,
-    ListResult,
-    TooManyRequests,
-    WatchEvent,
-    WatchTimeout,
-)
+from refimpl.apierrors import ApiError, Expired, InternalError, TooManyRequests
 from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import TransformFunc
 from refimpl.cache.error_report import ErrorReporter
 from refimpl.cache.informer_core import FifoMode, FifoWriter, ProcessFunc
-from refimpl.cache.listwatch import ListOptions
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import (
     ListPending,
@@ -64,8 +48,25 @@ from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock, to_ns
 from refimpl.conformance.cache_driver import object_from_json, to_json
 from refimpl.conformance.protocol import COMPONENTS, ProtocolError
-from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
+from refimpl.meta import (
+    DeletedFinalStateUnknown,
+    ListOptions,
+    ListResult,
+    Object,
+    deletion_handling_meta_namespace_key_func,
+)
 from refimpl.sim.informer import SimInformer
+from refimpl.watch import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    INITIAL_EVENTS_END_ANNOTATION,
+    MODIFIED,
+    EventType,
+    WatchEvent,
+    WatchTimeout,
+)
 
 __all__ = [
     "FIFO_MODES",
@@ -327,6 +328,20 @@ class InformerComponent:
         self.calls: list[dict[str, Any]] = []
         self.paused = False
         self.handlers: set[str] = set()
+        #: Each protocol method's handler (INFORMER_METHODS lists the same methods).
+        self.requests: dict[str, Callable[[dict[str, Any]], None]] = {
+            "add_handler": self.m_add_handler,
+            "start": self.m_start,
+            "list_reply": self.m_list_reply,
+            "list_error": self.m_list_error,
+            "watch_open": self.m_watch_open,
+            "watch_error": self.m_watch_error,
+            "watch_event": self.m_watch_event,
+            "watch_end": self.m_watch_end,
+            "pause": self.m_pause,
+            "resume": self.m_resume,
+            "state": self.m_state,
+        }
 
     # -- the protocol -------------------------------------------------------------------
 
@@ -335,7 +350,7 @@ class InformerComponent:
             raise ProtocolError("unsupported", f"the informer has no method {method!r}")
         if actual is not None and "result" in actual:
             self.follow(actual)  # the adapter took this request: it was not asleep
-        getattr(self, "m_" + method)(args)
+        self.requests[method](args)
         self.settle()
         if actual is not None:
             self.follow(actual)

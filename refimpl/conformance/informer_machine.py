@@ -16,6 +16,7 @@ every informer that can converge has converged, and one that stopped trying is c
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -168,6 +169,20 @@ def make_informer_machine(
             self.paused = False
             self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
             self.kinds: st.SearchStrategy[str] = st.sampled_from(kinds)
+            #: The action each kind of step runs (WEIGHTS names the same kinds).
+            self.actions: dict[str, Callable[[st.DataObject], None]] = {
+                "write": self.a_write,
+                "answer": self.a_answer,
+                "deliver": self.a_deliver,
+                "bookmark": self.a_bookmark,
+                "drop": self.a_drop,
+                "list_error": self.a_list_error,
+                "watch_error": self.a_watch_error,
+                "compact": self.a_compact,
+                "advance": self.a_advance,
+                "late_handler": self.a_late_handler,
+                "pause": self.a_pause,
+            }
 
         def call(self, method: str, **args: Any) -> None:
             answer = self.ex.exchange(
@@ -219,7 +234,7 @@ def make_informer_machine(
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
             kind = data.draw(self.kinds, label="action")
-            getattr(self, "a_" + kind)(data)
+            self.actions[kind](data)
 
         # -- actions (one request at most, except advance + state) ------------------------
         def a_write(self, data: st.DataObject) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, Final
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "SPEC_METHODS",
+    "Handler",
     "ProtocolError",
     "check_response",
     "encode",
@@ -31,6 +33,10 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION: Final = 2
+
+#: The reference's handler of one method of a component: ``(args, actual) -> result``
+#: (``actual``: the adapter's response when the harness steers, else None).
+Handler = Callable[[dict[str, Any], dict[str, Any] | None], Any]
 #: Versions the harness and the reference speak. Version 2 adds the ``informer``
 #: component; a version-1 adapter offers the others exactly as before.
 PROTOCOL_VERSIONS: Final = (1, 2)

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from refimpl.conformance.compare import agree
 from refimpl.conformance.driver import ReferenceDriver, WorkqueueComponent
@@ -43,6 +43,8 @@ __all__ = [
     "ComponentResult",
     "Config",
     "Failure",
+    "FailureKind",
+    "ResultStatus",
     "RunContext",
     "Step",
     "run",
@@ -68,9 +70,16 @@ class Mismatch(AssertionError):
     """The example failed; the details are in ``RunContext.best``."""
 
 
+#: What a failure is: the adapter's answer differs from the reference's, the adapter
+#: broke an invariant, or the adapter itself failed (crashed, hung, spoke garbage).
+FailureKind = Literal["disagreement", "invariant", "adapter"]
+#: How a component's run ended.
+ResultStatus = Literal["pass", "fail", "adapter failure", "skipped"]
+
+
 @dataclass
 class Failure:
-    kind: str  # "disagreement", "invariant" or "adapter"
+    kind: FailureKind
     component: str
     steps: list[Step]
     message: str
@@ -121,7 +130,7 @@ class Config:
 @dataclass
 class ComponentResult:
     component: str
-    status: str  # "pass", "fail", "adapter failure", "skipped"
+    status: ResultStatus
     examples: int = 0
     steps: int = 0
     elapsed: float = 0.0
@@ -383,7 +392,7 @@ class RunContext:
     def record(
         self,
         example: Example,
-        kind: str,
+        kind: FailureKind,
         message: str,
         error: AdapterFailure | None,
         consequence: str = "",

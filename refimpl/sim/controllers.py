@@ -19,7 +19,7 @@ from refimpl.cache.controller import ResourceEventHandler
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 
 if TYPE_CHECKING:
-    from refimpl.sim.simulator import Process
+    from refimpl.sim.simulator import Incarnation
 
 __all__ = [
     "OWNER_INDEX",
@@ -103,8 +103,8 @@ class ReplicaSetLogic:
     from the add/delete notifications it saw -- so a lost notification is never repaired.
     """
 
-    def __init__(self, process: Process, *, edge: bool) -> None:
-        self.process = process
+    def __init__(self, incarnation: Incarnation, *, edge: bool) -> None:
+        self.incarnation = incarnation
         self.edge = edge
         #: edge only: ReplicaSet name -> {pod key: (pod uid, owner uid)}, kept from
         #: add/delete notifications alone.
@@ -112,7 +112,7 @@ class ReplicaSetLogic:
         self.handler: ResourceEventHandler = _Enqueue(self)
 
     def _enqueue(self, name: str) -> None:
-        queue = self.process.queue
+        queue = self.incarnation.queue
         assert queue is not None
         queue.add(f"{NAMESPACE}/{name}")
 
@@ -141,7 +141,7 @@ class ReplicaSetLogic:
     def plan(self, key: str) -> list[Write]:
         """The writes that make ``key``'s ReplicaSet right, judged from the cache (and,
         for the edge variant, from the notifications counted)."""
-        indexer = self.process.informer.indexer
+        indexer = self.incarnation.informer.indexer
         name = key.partition("/")[2]
         rs, exists = indexer.get_by_key(key)
         pods: list[tuple[str, str, str]]  # (pod key, pod uid, owner uid), sorted

@@ -26,7 +26,7 @@ from refimpl.sim.controllers import (
 )
 
 if TYPE_CHECKING:
-    from refimpl.sim.simulator import Process, World
+    from refimpl.sim.simulator import Incarnation, World
 
 __all__ = [
     "FAULT_KINDS",
@@ -150,7 +150,9 @@ class Kind(Protocol):
     def indexers(self) -> dict[str, IndexFunc]: ...
     def setup(self, world: World, scenario: Scenario) -> None: ...
     def client_write(self, world: World, scenario: Scenario, choose: Choose) -> str: ...
-    def make_logic(self, process: Process, scenario: Scenario) -> ControllerLogic | None: ...
+    def make_logic(
+        self, incarnation: Incarnation, scenario: Scenario
+    ) -> ControllerLogic | None: ...
     def unmet(self, world: World) -> list[str]: ...
 
 
@@ -182,7 +184,7 @@ class InformerKind:
         o = world.delete_key(key)
         return f"delete {key}@{o.resource_version}"
 
-    def make_logic(self, process: Process, scenario: Scenario) -> ControllerLogic | None:
+    def make_logic(self, incarnation: Incarnation, scenario: Scenario) -> ControllerLogic | None:
         return None
 
     def unmet(self, world: World) -> list[str]:
@@ -224,8 +226,8 @@ class ReplicaSetKind:
         o = world.update(rs.evolve(data=replicas))
         return f"scale {rs.name} {rs.data}->{replicas}@{o.resource_version}"
 
-    def make_logic(self, process: Process, scenario: Scenario) -> ControllerLogic | None:
-        return ReplicaSetLogic(process, edge=scenario.trigger == "edge")
+    def make_logic(self, incarnation: Incarnation, scenario: Scenario) -> ControllerLogic | None:
+        return ReplicaSetLogic(incarnation, edge=scenario.trigger == "edge")
 
     def unmet(self, world: World) -> list[str]:
         """Desired = actual on the server: each ReplicaSet owns exactly ``replicas`` pods

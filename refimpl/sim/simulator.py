@@ -1,7 +1,7 @@
 """The deterministic simulator: a controller stack run as one chosen action per step.
 
 :class:`Simulator` owns a :class:`World` (FakeClock, ApiServerCore, the history of every
-object state) and the running :class:`Process` (a :class:`SimInformer`, its handlers, a
+object state) and the running :class:`Incarnation` (a :class:`SimInformer`, its handlers, a
 VirtualRateLimitingQueue and its workers). Each step lists the enabled actions -- progress
 first, then time, client writes and faults -- and lets a chooser pick one, so a run is a
 pure function of (scenario, choices): no threads, no wall clock, no hash-ordered
@@ -17,8 +17,8 @@ from typing import IO, Any
 
 import attrs
 
-from refimpl.apiserver import ApiServerCore, CoreWatch, InternalError, NotFound
-from refimpl.cache.listwatch import ApiServerListerWatcher
+from refimpl.apierrors import InternalError, NotFound
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, CoreWatch
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,
@@ -52,7 +52,7 @@ from refimpl.sim.spec_trace import SPEC_LISTENER, SpecRecorder, spec_fields, spe
 from refimpl.worker import DEFAULT_MAX_RETRIES, process_next_work_item
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
-__all__ = ["Process", "RunResult", "Simulator", "World"]
+__all__ = ["Incarnation", "RunResult", "Simulator", "World"]
 
 #: Chooser weights: every enabled progress action 100, the rest relative to that.
 W_PROGRESS = 100
@@ -191,7 +191,7 @@ class _HeldItem:
         return self._queue.num_requeues(item)
 
 
-class Process:
+class Incarnation:
     """One incarnation of the controller process: its informer (empty at birth), its
     handlers, its work queue and workers. A crash throws all of it away."""
 
@@ -433,7 +433,7 @@ class Simulator:
         self.world = World(scenario)
         self.kind.setup(self.world, scenario)
         self.generation = 0
-        self.proc = Process(self, 0)
+        self.incarnation = Incarnation(self, 0)
         self._actions: dict[str, Callable[[int], str]] = {
             "reflector": self._reflector,
             "deliver": self._deliver,
@@ -447,8 +447,18 @@ class Simulator:
             "client": self._client,
             "bookmark": self._bookmark,
             "register": self._register,
-            **{k: getattr(self, "_f_" + k) for k in FAULT_KINDS},
+            # Faults (FAULT_KINDS names them; the check below keeps the two in step).
+            "close_watch": self._f_close_watch,
+            "watch_410": self._f_watch_410,
+            "compact": self._f_compact,
+            "list_error": self._f_list_error,
+            "watch_error": self._f_watch_error,
+            "write_error": self._f_write_error,
+            "crash": self._f_crash,
+            "drop_notification": self._f_drop_notification,
         }
+        missing = set(FAULT_KINDS) - set(self._actions)
+        assert not missing, f"fault kinds without an action: {sorted(missing)}"
 
     # -- choosing -------------------------------------------------------------------------
 
@@ -466,10 +476,10 @@ class Simulator:
 
     def _next_timer(self) -> float | None:
         now = self.world.clock.now()
-        best = self.proc.informer.next_deadline()
+        best = self.incarnation.informer.next_deadline()
         if best is not None and best <= now:
             best = None
-        queue = self.proc.queue
+        queue = self.incarnation.queue
         if queue is not None:
             ready = queue.next_ready_at()
             if ready is not None and ready > now and (best is None or ready < best):
@@ -479,7 +489,7 @@ class Simulator:
     def enabled(self, chaos: bool) -> tuple[list[tuple[str, int]], list[int], int]:
         """``(actions, weights, n_progress)``: progress actions first (index 0 is the
         canonical next step), then time, then -- while ``chaos`` -- writes and faults."""
-        proc = self.proc
+        proc = self.incarnation
         inf = proc.informer
         acts: list[tuple[str, int]] = []
         if inf.reflector_ready():
@@ -558,9 +568,9 @@ class Simulator:
         self.n += 1
         self.world.violations.step = self.n
         desc = self._actions[kind](arg)
-        if self.proc.just_synced:
-            self.proc.just_synced = False
-            desc += f" [g{self.proc.generation} has_synced]"
+        if self.incarnation.just_synced:
+            self.incarnation.just_synced = False
+            desc += f" [g{self.incarnation.generation} has_synced]"
         if self._timeline is not None:
             self._timeline(self.n, self.world.clock.now(), kind, desc)
         if self._trace is not None:
@@ -618,7 +628,7 @@ class Simulator:
             quiet = False
         elif quiet:
             server = self.server_state()
-            for record in self.proc.records:
+            for record in self.incarnation.records:
                 record.check_lost_deletes()
                 if record.view_state() != server:
                     v.add("handler-view", f"{record.name}: {_diff(record.view_state(), server)}")
@@ -628,8 +638,8 @@ class Simulator:
                 f"not converged {clock.now() - chaos_end:.1f} virtual s after faults "
                 f"stopped: {'; '.join(unmet[:4])}",
             )
-        self.counters["lists"] += self.proc.informer.lists
-        self.counters["pops"] += self.proc.informer.pops
+        self.counters["lists"] += self.incarnation.informer.lists
+        self.counters["pops"] += self.incarnation.informer.pops
         records = self.all_records
         self.counters["notifications"] = sum(r.seen for r in records)
         self.counters["deletes_seen"] = sum(r.deletes for r in records)
@@ -690,7 +700,7 @@ class Simulator:
         """Work still queued, by kind (only the nonzero counts): what a longer drain
         would still do. A periodic resync is not work: it recurs forever, so a run whose
         only timer is the next resync is idle."""
-        proc = self.proc
+        proc = self.incarnation
         inf = proc.informer
         lists, watches = self.world.server.queued_faults()
         reflector = inf.reflector
@@ -717,7 +727,7 @@ class Simulator:
         """Why the system is not (yet) converged: the store differs from the server, or
         the controller's desired state is not the actual one."""
         out: list[str] = []
-        store = self.proc.informer.store_state()
+        store = self.incarnation.informer.store_state()
         server = self.server_state()
         if store != server:
             out.append(f"store != server: {_diff(store, server)}")
@@ -727,7 +737,7 @@ class Simulator:
     # -- progress actions -----------------------------------------------------------------
 
     def _reflector(self, _: int) -> str:
-        inf = self.proc.informer
+        inf = self.incarnation.informer
         before = inf.reflector_phase()
         lists = inf.lists
         inf.step_reflector()
@@ -741,14 +751,14 @@ class Simulator:
         return f"reflector {before} -> {after} (rv {inf.last_sync_resource_version()})"
 
     def _deliver(self, _: int) -> str:
-        watch = self.proc.informer.current_watch()
+        watch = self.incarnation.informer.current_watch()
         assert watch is not None
         event = watch.pending[0]
         self.world.server.release(watch.id, 1)
         return f"deliver {event.type} {_ev_key(event.object)}@{event.resource_version}"
 
     def _pop(self, _: int) -> str:
-        deltas = self.proc.informer.pop()
+        deltas = self.incarnation.informer.pop()
         if self._timeline is None:
             return ""
         shown = " ".join(f"{d.type}:{_delta_key(d.object)}" for d in deltas[:3])
@@ -756,14 +766,14 @@ class Simulator:
         return f"pop {shown}{more}"
 
     def _dispatch(self, i: int) -> str:
-        listener = self.proc.listeners[i]
+        listener = self.incarnation.listeners[i]
         n = listener.pending[0]
         listener.dispatch_one()
         self.counters["dispatches"] += 1
         return f"dispatch {listener.name} {_note(n)}"
 
     def _get(self, i: int) -> str:
-        proc = self.proc
+        proc = self.incarnation
         queue = proc.queue
         assert queue is not None
         key, _ = queue.get()
@@ -778,7 +788,7 @@ class Simulator:
         return f"worker {i} got {key}"
 
     def _reconcile(self, i: int) -> str:
-        proc = self.proc
+        proc = self.incarnation
         assert proc.logic is not None
         w = proc.workers[i]
         assert w.key is not None
@@ -789,7 +799,7 @@ class Simulator:
         return f"worker {i} reconciles {w.key}: {plan or 'nothing to do'}"
 
     def _write(self, i: int) -> str:
-        w = self.proc.workers[i]
+        w = self.incarnation.workers[i]
         write = w.plan.pop(0)
         self.counters["controller_writes"] += 1
         try:
@@ -804,7 +814,7 @@ class Simulator:
         return f"worker {i} {desc}"
 
     def _done(self, i: int) -> str:
-        proc = self.proc
+        proc = self.incarnation
         queue = proc.queue
         assert queue is not None
         w = proc.workers[i]
@@ -831,7 +841,7 @@ class Simulator:
         t = self._next_timer()
         assert t is not None
         self.world.clock.set_time(t)
-        queue = self.proc.queue
+        queue = self.incarnation.queue
         fired = queue.fire_due() if queue is not None else []
         return f"advance to {t:.3f}" + (f", requeued {', '.join(fired)}" if fired else "")
 
@@ -842,13 +852,13 @@ class Simulator:
         return "client " + self.kind.client_write(self.world, self.scenario, self.choose)
 
     def _bookmark(self, _: int) -> str:
-        watch = self.proc.informer.current_watch()
+        watch = self.incarnation.informer.current_watch()
         assert watch is not None
         self.world.server.send_bookmarks(watch.id)
         return f"server bookmark at rv {self.world.server.rv}"
 
     def _register(self, _: int) -> str:
-        proc = self.proc
+        proc = self.incarnation
         proc.late_registered = True
         listener = proc.add_handler(None, "late")
         cached = proc.informer.indexer.list()
@@ -869,7 +879,7 @@ class Simulator:
         self.faults_injected[kind] += 1
 
     def _current_watch(self) -> CoreWatch:
-        watch = self.proc.informer.current_watch()
+        watch = self.incarnation.informer.current_watch()
         assert watch is not None
         return watch
 
@@ -919,17 +929,17 @@ class Simulator:
     def _f_crash(self, _: int) -> str:
         self._fault("crash")
         self.counters["restarts"] += 1
-        self.counters["lists"] += self.proc.informer.lists
-        self.counters["pops"] += self.proc.informer.pops
-        self.proc.stop()
+        self.counters["lists"] += self.incarnation.informer.lists
+        self.counters["pops"] += self.incarnation.informer.pops
+        self.incarnation.stop()
         self.generation += 1
         self.world.generation = self.generation
-        self.proc = Process(self, self.generation)
+        self.incarnation = Incarnation(self, self.generation)
         return f"FAULT controller crash; restart as generation {self.generation} (empty cache)"
 
     def _f_drop_notification(self, _: int) -> str:
         self._fault("drop_notification")
-        proc = self.proc
+        proc = self.incarnation
         candidates = [i for i, listener in enumerate(proc.listeners) if listener.pending]
         i = candidates[self.choose(len(candidates))]
         listener = proc.listeners[i]
@@ -949,7 +959,7 @@ class Simulator:
         ``spec_trace`` also ``spec`` (refimpl.sim.spec_trace.spec_fields): every server
         write, compacted or not, the phase as spec/Informer.tla names it, and h0's
         handler view and last rv per key."""
-        proc = self.proc
+        proc = self.incarnation
         inf = proc.informer
         server = self.world.server
         watch = inf.current_watch()

@@ -31,7 +31,7 @@ from refimpl.tla.manifest import (
 )
 from refimpl.tla.mappings import mapping_for
 from refimpl.tla.replay import replay
-from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, run_tlc
+from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, refused, run_tlc
 
 __all__ = ["check", "export", "register", "select"]
 
@@ -194,12 +194,8 @@ def _run_check(args: argparse.Namespace) -> int:
     try:
         chosen = select(models, list(args.models))
         _require_tlc()
-    except ValueError as exc:
-        print(f"refimpl spec: {exc}", file=sys.stderr)
-        return 2
-    except TlcUnavailable as exc:
-        print(f"refimpl spec: {exc}", file=sys.stderr)
-        return exc.exit_code
+    except (ValueError, TlcUnavailable) as exc:
+        return refused(exc, "refimpl spec: ")
     rows: list[tuple[str, ...]] = []
     failed = 0
     recorded = {m.name: m for m in models}
@@ -294,12 +290,8 @@ def _run_export(args: argparse.Namespace) -> int:
     try:
         chosen = _graphed(models, list(args.models))
         _require_tlc()
-    except ValueError as exc:
-        print(f"refimpl spec: {exc}", file=sys.stderr)
-        return 2
-    except TlcUnavailable as exc:
-        print(f"refimpl spec: {exc}", file=sys.stderr)
-        return exc.exit_code
+    except (ValueError, TlcUnavailable) as exc:
+        return refused(exc, "refimpl spec: ")
     failed = 0
     for model in chosen:
         try:

@@ -45,7 +45,7 @@ and ``done`` last, exactly once, is checked by the tests with a recording queue,
 call made after ``done`` raises here. The rate limiter's failure counts are no spec
 variable: every state starts with none, so the drop after ``max_retries`` failures (code
 only; the spec's errors are transient) is never taken. ``queue.get()`` raising
-:class:`~refimpl.workqueue.core.WouldBlock` is a blocked ``WorkerGet``: no step.
+:class:`~refimpl.blocking.WouldBlock` is a blocked ``WorkerGet``: no step.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from typing import NoReturn, Protocol
 
 import attrs
 
+from refimpl.blocking import WouldBlock
 from refimpl.cache.controller import (
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
@@ -68,7 +69,7 @@ from refimpl.tla.refine_workqueue import WorkQueueMapping
 from refimpl.tla.replay import Move
 from refimpl.tla.values import Fn, Value
 from refimpl.worker import RetryingQueue, process_next_work_item
-from refimpl.workqueue.core import QueueCore, WouldBlock
+from refimpl.workqueue.core import QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 

@@ -57,12 +57,13 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, cast
 
 import attrs
 
-from refimpl.apiserver import ERROR, ApiServerCore, CoreWatch, Expired, ListResult
+from refimpl.apierrors import Expired
+from refimpl.apiserver import ApiServerCore, CoreWatch
 from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta
@@ -73,7 +74,7 @@ from refimpl.cache.informer_core import (
     InformerCore,
     ProcessFunc,
 )
-from refimpl.cache.listwatch import ListOptions, Watch, WatchEvent
+from refimpl.cache.listwatch import Watch
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,
@@ -84,14 +85,17 @@ from refimpl.cache.processor import (
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import (
     VERY_SHORT_WATCH,
+    Answer,
     ReflectorCore,
     ReflectorLoop,
     ReflectorStore,
+    Steps,
     WaitForEvent,
     WaitUntil,
+    Wake,
 )
 from refimpl.clock import FakeClock
-from refimpl.meta import DeletedFinalStateUnknown, Object
+from refimpl.meta import DeletedFinalStateUnknown, ListOptions, ListResult, Object
 from refimpl.tla.refine_fifo import (
     delta_fifo_vars,
     load_delta_fifo,
@@ -100,6 +104,7 @@ from refimpl.tla.refine_fifo import (
 )
 from refimpl.tla.replay import Move
 from refimpl.tla.values import Fn, Value
+from refimpl.watch import ERROR, WatchEvent
 
 __all__ = ["InformerMapping", "shift_rvs"]
 
@@ -299,7 +304,7 @@ class _Informer:
     spec_history: tuple[Value, ...]
     lw: _ListerWatcher
     core: ReflectorCore
-    loop: Generator[object, object, None]
+    loop: Steps[None]
     park: Park
     clock: FakeClock
     informer: InformerCore
@@ -308,7 +313,7 @@ class _Informer:
     applied: set[Value]
     taken: list[tuple[Delta, bool]]
 
-    def resume(self, answer: object) -> None:
+    def resume(self, answer: Answer) -> None:
         """Hand ``answer`` to the loop and run it to its next park point."""
         self.park = cast(Park, self.loop.send(answer))
 
@@ -589,7 +594,7 @@ class InformerMapping:
                     built = self.build(state, store_order, list_order)
                     if isinstance(built.park, WaitUntil):
                         built.clock.set_time(max(built.clock.now(), built.park.deadline))
-                        built.resume(False)
+                        built.resume(Wake.DEADLINE)
                     else:
                         built.resume(None)
                     move("List", built)

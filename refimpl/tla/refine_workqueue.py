@@ -29,7 +29,7 @@ and the actions::
     ShutDownWithDrain  core.begin_drain(); delaying.clear()
     DrainReturn        core.drain_complete() is True (no state change in the cores)
 
-``core.get()`` raising :class:`~refimpl.workqueue.core.WouldBlock` is a blocked
+``core.get()`` raising :class:`~refimpl.blocking.WouldBlock` is a blocked
 ``Get``: no step.
 """
 
@@ -39,9 +39,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
+from refimpl.blocking import WouldBlock
 from refimpl.tla.replay import Move
 from refimpl.tla.values import Fn, Value
-from refimpl.workqueue.core import QueueCore, WouldBlock
+from refimpl.workqueue.core import QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 
 __all__ = ["WorkQueueMapping", "core_from_state", "queue_state"]

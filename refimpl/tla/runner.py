@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -26,11 +27,13 @@ from refimpl.tla.output import TlcResult, parse_output
 __all__ = [
     "EXIT_NO_JAR",
     "EXIT_NO_JAVA",
+    "EXIT_USAGE",
     "JAR_ENV",
     "TlcRun",
     "TlcUnavailable",
     "find_jar",
     "find_java",
+    "refused",
     "run_tlc",
     "tlc_unavailable_reason",
 ]
@@ -41,6 +44,8 @@ JAR_ENV = "TLA2TOOLS_JAR"
 EXIT_NO_JAR = 3
 #: CLI exit status when java cannot be found.
 EXIT_NO_JAVA = 4
+#: CLI exit status for a request that cannot be carried out as asked (a bad argument).
+EXIT_USAGE = 2
 
 
 class TlcUnavailable(RuntimeError):
@@ -49,6 +54,18 @@ class TlcUnavailable(RuntimeError):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def refused(exc: Exception, prefix: str, *, tlc_prefix: str | None = None) -> int:
+    """Report why a CLI cannot start on stderr and return its exit status:
+    ``exc.exit_code`` for a :class:`TlcUnavailable` (its line starts with
+    ``tlc_prefix``, by default ``prefix``), :data:`EXIT_USAGE` for anything else (a
+    ``ValueError``: an unknown model, a malformed trace)."""
+    if isinstance(exc, TlcUnavailable):
+        print(f"{prefix if tlc_prefix is None else tlc_prefix}{exc}", file=sys.stderr)
+        return exc.exit_code
+    print(f"{prefix}{exc}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def find_jar(environ: dict[str, str] | None = None) -> Path:

@@ -83,7 +83,7 @@ import attrs
 from refimpl.tla.manifest import default_spec_dir
 from refimpl.tla.output import Status, TlcResult
 from refimpl.tla.refine_informer import shift_rvs
-from refimpl.tla.runner import TlcRun, TlcUnavailable, run_tlc
+from refimpl.tla.runner import TlcRun, TlcUnavailable, refused, run_tlc
 from refimpl.tla.values import Fn, ModelValue, Value, format_value
 
 __all__ = [
@@ -1335,12 +1335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             lines = args.trace.read_text().splitlines()
         result = validate(lines, args.spec, keep=args.keep)
-    except TlcUnavailable as exc:
-        print(f"cannot run TLC: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except (ValueError, TraceCheckError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except (ValueError, TraceCheckError, TlcUnavailable) as exc:
+        return refused(exc, "error: ", tlc_prefix="cannot run TLC: ")
     print(result.summary())
     return 0 if result.ok else 1
 

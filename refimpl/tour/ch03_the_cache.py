@@ -13,15 +13,15 @@ import itertools
 import threading
 from collections.abc import Callable
 
+from refimpl.apierrors import NotFound
 from refimpl.apiserver import (
     ApiServer,
     ApiServerCore,
-    NotFound,
+    ApiServerListerWatcher,
     RequestCounters,
     WatchListSupport,
 )
 from refimpl.cache.controller import ResourceEventHandlerFuncs
-from refimpl.cache.listwatch import ApiServerListerWatcher
 from refimpl.cache.shared_informer import ListMode, SharedIndexInformer, wait_for_cache_sync
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, meta_namespace_key_func

@@ -28,6 +28,7 @@ from refimpl.tla.replay import replay
 from refimpl.tla.values import Fn, Value
 from refimpl.tour import Claim, equal, experiment, holds
 from refimpl.workqueue import QueueCore
+from refimpl.workqueue.core import DoneHint
 
 CHAPTER = "07"
 TITLE = "The model and the code"
@@ -46,9 +47,9 @@ def _graph(name: str) -> StateGraph:
 class DoneForgetsCore(QueueCore[T]):
     """A work queue whose done() forgets a key that was re-added while in flight."""
 
-    def done(self, item: T) -> tuple[bool, bool]:
+    def done(self, item: T) -> DoneHint:
         self.processing.discard(item)
-        return False, not self.processing
+        return DoneHint(requeued=False, idle=not self.processing)
 
 
 def _readd_in_flight(state: Mapping[str, Value]) -> bool:

@@ -17,18 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from refimpl.apiserver import BOOKMARK, ERROR, ApiServerCore, CoreWatch, ListResult, WatchEvent
+from refimpl.apiserver import ApiServerCore, CoreWatch
 from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta
 from refimpl.cache.informer_core import new_fifo_core
-from refimpl.cache.listwatch import ListOptions, Watch
+from refimpl.cache.listwatch import Watch
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector
 from refimpl.cache.shared_informer import FifoMode, GenericLister, ListMode
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock
-from refimpl.meta import Object, meta_namespace_key_func
+from refimpl.meta import ListOptions, ListResult, Object, meta_namespace_key_func
+from refimpl.watch import BOOKMARK, ERROR, WatchEvent
 
 __all__ = ["ServerListerWatcher", "SteppedInformer", "new_fifo", "run_until"]
 
@@ -37,8 +38,8 @@ def new_fifo(mode: FifoMode, indexer: Indexer[Any], name: str) -> RealFIFO | Del
     """The FIFO an informer of ``mode`` uses (client-go ``newQueueFIFO``), as a shell."""
     core = new_fifo_core(mode, indexer)
     if isinstance(core, RealFIFOCore):
-        return RealFIFO.from_core(core, f"RealFIFO {name}")
-    return DeltaFIFO.from_core(core, f"DeltaFIFO {name}")
+        return RealFIFO(core=core, name=f"RealFIFO {name}")
+    return DeltaFIFO(core=core, name=f"DeltaFIFO {name}")
 
 
 class _FilteredWatch:

@@ -6,7 +6,8 @@ and the rate limiters. The decisions live in the cores (``core``, ``delaying_cor
 ``backoff``); the classes here add locks, waiting and timer threads.
 """
 
-from refimpl.workqueue.core import FifoContainer, QueueContainer, QueueCore, WouldBlock
+from refimpl.blocking import WouldBlock
+from refimpl.workqueue.core import FifoContainer, QueueContainer, QueueCore
 from refimpl.workqueue.delaying import MAX_WAIT, DelayingQueue
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.metrics import InMemoryMetricsProvider, MetricsProvider

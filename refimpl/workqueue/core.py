@@ -23,27 +23,37 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable, Iterator
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
+from refimpl.blocking import WouldBlock
 from refimpl.workqueue.metrics import QueueMetrics
 
 __all__ = [
+    "DoneHint",
     "FifoContainer",
     "MeteredQueueCore",
     "QueueContainer",
     "QueueCore",
-    "WouldBlock",
     "check_item",
 ]
 
 T = TypeVar("T", bound=Hashable)
 
 
-class WouldBlock(Exception):
-    """``get()`` was called on an empty queue that is not shutting down.
+class DoneHint(NamedTuple):
+    """What :meth:`QueueCore.done` tells its shell about whom to wake."""
 
-    The core never blocks; its shell waits until ``can_get()`` is true instead.
-    """
+    #: The item went back on the queue: a getter should wake.
+    requeued: bool
+    #: Nothing is in flight any more: a draining shutdown should re-check.
+    idle: bool
+
+
+# done()'s four answers, built once (done is on the hot path).
+_REQUEUED_IN_FLIGHT = DoneHint(requeued=True, idle=False)
+_REQUEUED_IDLE = DoneHint(requeued=True, idle=True)
+_IDLE = DoneHint(requeued=False, idle=True)
+_NOTHING = DoneHint(requeued=False, idle=False)
 
 
 class QueueContainer(Protocol[T]):
@@ -192,13 +202,13 @@ class QueueCore(Generic[T]):
             raise IndexError("pop from an empty queue")
         return queue.pop()
 
-    def done(self, item: T) -> tuple[bool, bool]:
+    def done(self, item: T) -> DoneHint:
         """Finish processing ``item``; re-queue it if it was re-added meanwhile.
 
-        Returns ``(requeued, idle)``: ``requeued`` when the item went back on the queue
-        (a getter should wake), ``idle`` when nothing is in flight any more (a draining
-        shutdown should re-check). Works after shutdown too, as in client-go: an item
-        re-added while in flight is still delivered.
+        Returns a :class:`DoneHint` ``(requeued, idle)``: ``requeued`` when the item
+        went back on the queue (a getter should wake), ``idle`` when nothing is in flight
+        any more (a draining shutdown should re-check). Works after shutdown too, as in
+        client-go: an item re-added while in flight is still delivered.
 
         No guard against misuse, like client-go: ``done`` of an item that was never
         handed out changes nothing, but ``done`` of an item that is queued and not in
@@ -224,8 +234,8 @@ class QueueCore(Generic[T]):
             raise
         if item in self.dirty:
             self._push(item)
-            return (True, False) if processing else (True, True)
-        return (False, False) if processing else (False, True)
+            return _REQUEUED_IN_FLIGHT if processing else _REQUEUED_IDLE
+        return _NOTHING if processing else _IDLE
 
     def shut_down(self) -> None:
         """Stop accepting new items; queued ones are still handed out. Idempotent."""
@@ -276,7 +286,7 @@ class MeteredQueueCore(QueueCore[T]):
             self._metrics.get(item)  # type: ignore[arg-type]
         return item, shutdown
 
-    def done(self, item: T) -> tuple[bool, bool]:
+    def done(self, item: T) -> DoneHint:
         answer = super().done(item)
         self._metrics.done(item)
         return answer

@@ -23,8 +23,9 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, RealClock
-from refimpl.workqueue.core import QueueContainer, QueueCore, WouldBlock
+from refimpl.workqueue.core import QueueContainer, QueueCore
 from refimpl.workqueue.metrics import MetricsProvider, QueueMetrics
 
 __all__ = ["UNFINISHED_WORK_UPDATE_PERIOD", "Queue"]

@@ -5,7 +5,7 @@ Composes :class:`~refimpl.workqueue.core.QueueCore`,
 ``util/workqueue/rate_limiting_queue.go`` and ``delaying_queue.go`` compose them, but the
 delaying queue's timer thread is replaced by :meth:`VirtualRateLimitingQueue.fire_due`,
 called by whoever owns time (the simulator, the tour, a test). ``get`` never blocks: it
-raises :class:`~refimpl.workqueue.core.WouldBlock` instead. Refines ``spec/WorkQueue.tla``
+raises :class:`~refimpl.blocking.WouldBlock` instead. Refines ``spec/WorkQueue.tla``
 through its cores; the owner of the :class:`~refimpl.clock.FakeClock` decides when
 delayed adds fire, as the spec's scheduler does.
 """
