@@ -476,6 +476,35 @@ def test_shut_down_with_drain_drops_waiting_items_and_stops_the_timer(
     assert dq.get() == (None, True)
 
 
+def test_a_second_shut_down_does_not_end_a_drain(
+    fake_clock: FakeClock, in_thread: InThread
+) -> None:
+    """client-go's delaying queue runs ShutDown once (DQ-6): after ShutDown and a
+    ShutDownWithDrain, another ShutDown does not reach the queue, so the drain still
+    waits for the in-flight item (a plain queue's ShutDown would release it, WQ-12)."""
+    dq: DelayingQueue[str] = DelayingQueue("dq-once", clock=fake_clock)
+    dq.add("held")
+    assert dq.get() == ("held", False)
+    dq.shut_down()
+    drain = in_thread(dq.shut_down_with_drain, "drain")
+    dq.shut_down()
+    assert not drain.finished.wait(0.2), "a second shut_down ended the drain"
+    dq.done("held")
+    drain.result()
+
+
+def test_a_plain_queue_shut_down_ends_a_drain_every_time(
+    fake_clock: FakeClock, in_thread: InThread
+) -> None:
+    q: Queue[str] = Queue(clock=fake_clock)
+    q.add("held")
+    assert q.get() == ("held", False)
+    q.shut_down()
+    drain = in_thread(q.shut_down_with_drain, "drain")
+    q.shut_down()
+    drain.result()
+
+
 def test_add_after_feeds_an_injected_queue(
     fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
 ) -> None:

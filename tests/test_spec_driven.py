@@ -56,11 +56,16 @@ def broken(name: str) -> list[str]:
 
 #: What the protocol cannot drive, per model (reason -> edges); nothing else may be.
 UNDRIVEN = {
-    "WorkQueue": {"steps between a drain completing and ShutDownWithDrain returning": 112},
+    "WorkQueue": {
+        "steps between a drain completing and ShutDownWithDrain returning": 132,
+        "ShutDown during a drain: a delaying queue's runs once (DQ-6)": 70,
+    },
     "DeltaFIFO": {},
     "RealFIFO": {},
     "RealFIFOAtomic": {},
 }
+#: Edges reachable only through the ones above.
+UNREACHABLE = {"WorkQueue": 72, "DeltaFIFO": 0, "RealFIFO": 0, "RealFIFOAtomic": 0}
 
 
 @pytest.mark.timeout(600)
@@ -73,7 +78,7 @@ def test_reference_follows_every_drivable_edge(model: str) -> None:
     undriven = {reason: n for reason, n in cov.undriven.items() if n}
     assert undriven == UNDRIVEN[model]
     assert cov.drivable + sum(undriven.values()) + cov.unreachable == cov.edges
-    assert cov.unreachable == 0
+    assert cov.unreachable == UNREACHABLE[model]
     # Every edge once, plus the paths between them: well under 3 steps per edge.
     assert cov.steps <= 3 * cov.drivable
 

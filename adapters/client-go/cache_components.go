@@ -68,7 +68,8 @@ func init() {
 	extComponents["real_fifo"] = extComponent{
 		minProtocol: 1,
 		caps: func() map[string]any {
-			return map[string]any{"methods": fifoMethods, "options": []string{"atomic"}}
+			methods := append(append([]string{}, fifoMethods...), "pop_begin", "pop_end")
+			return map[string]any{"methods": methods, "options": []string{"atomic"}}
 		},
 		create: newRealFIFOInstance,
 	}
@@ -237,7 +238,18 @@ type fifoInstance struct {
 	// (DeltaFIFO.queue, RealFIFO.items) through reflect: a read, never a write, and
 	// only while no other goroutine touches the FIFO (these components have none).
 	queued func() int
+	pop    *pendingPop // pop_begin's Pop, until pop_end
 }
+
+// pendingPop is a Pop running on its own goroutine whose process function is blocked
+// until pop_end (the split of docs/protocol.md "Methods for spec-driven walks").
+type pendingPop struct {
+	release  chan struct{} // closed by pop_end: the process function returns
+	finished chan error    // Pop's error once it returned
+}
+
+// popTimeout bounds (in real time) the waits of pop_begin and pop_end.
+const popTimeout = 5 * time.Second
 
 // queueLen reads the length of an unexported slice field of a client-go FIFO.
 func queueLen(f any, field string) func() int {
@@ -285,7 +297,10 @@ func newRealFIFOInstance(options map[string]any) (extInstance, error) {
 		return nil, err
 	}
 	in := &fifoInstance{known: cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)}
-	opts := cache.RealFIFOOptions{AtomicEvents: atomic}
+	// atomic is what an informer's newQueueFIFO builds with client-go's default gates
+	// (v1.36+): AtomicFIFO, and UnlockWhileProcessingFIFO, so Pop releases the lock
+	// while its process function runs (whileProcessing_locked).
+	opts := cache.RealFIFOOptions{AtomicEvents: atomic, UnlockWhileProcessing: atomic}
 	if !atomic {
 		opts.KnownObjects = in.known
 	}
@@ -325,24 +340,16 @@ func (in *fifoInstance) call(method string, args map[string]any) (any, error) {
 		if in.queued() == 0 && !in.f.IsClosed() {
 			return map[string]any{"kind": "empty"}, nil
 		}
-		var deltas cache.Deltas
-		var initial bool
+		var got any
 		_, err := in.f.Pop(func(obj any, isInInitialList bool) error {
-			deltas, _ = obj.(cache.Deltas)
-			initial = isInInitialList
+			got = popped(obj, isInInitialList)
 			return nil
 		})
-		if errors.Is(err, cache.ErrFIFOClosed) {
-			return map[string]any{"kind": "closed"}, nil
-		}
-		if err != nil {
-			return nil, implErr(err)
-		}
-		out := make([]any, 0, len(deltas))
-		for _, d := range deltas {
-			out = append(out, deltaJSON(d))
-		}
-		return map[string]any{"kind": "item", "deltas": out, "initial": initial}, nil
+		return popAnswer(got, err)
+	case "pop_begin":
+		return in.popBegin()
+	case "pop_end":
+		return nil, in.popEnd()
 	case "has_synced":
 		return in.f.HasSynced(), nil
 	case "close":
@@ -354,5 +361,86 @@ func (in *fifoInstance) call(method string, args map[string]any) (any, error) {
 	return nil, refuse("unsupported", "a FIFO has no method %q", method)
 }
 
+// popped is the answer for what Pop handed its process function.
+func popped(obj any, isInInitialList bool) map[string]any {
+	deltas, _ := obj.(cache.Deltas)
+	out := make([]any, 0, len(deltas))
+	for _, d := range deltas {
+		out = append(out, deltaJSON(d))
+	}
+	return map[string]any{"kind": "item", "deltas": out, "initial": isInInitialList}
+}
+
+// popAnswer is pop_nowait's answer from Pop's result (got: what process recorded).
+func popAnswer(got any, err error) (any, error) {
+	if errors.Is(err, cache.ErrFIFOClosed) {
+		return map[string]any{"kind": "closed"}, nil
+	}
+	if err != nil {
+		return nil, implErr(err)
+	}
+	return got, nil
+}
+
+// popBegin runs Pop on a goroutine of its own with a process function that records
+// what it was given, says so, and blocks until pop_end. The answer comes once the
+// process function is running (or Pop returned without calling it: closed). Both
+// sides of that handshake are channels, so no other barrier is needed: in atomic mode
+// client-go has released the FIFO's lock by then (whileProcessing_locked), otherwise
+// the Pop goroutine holds it until pop_end.
+func (in *fifoInstance) popBegin() (any, error) {
+	if in.pop != nil {
+		return nil, refuse("bad_request", "pop_begin while a pop_begin is unfinished")
+	}
+	if in.queued() == 0 && !in.f.IsClosed() {
+		return map[string]any{"kind": "empty"}, nil
+	}
+	p := &pendingPop{release: make(chan struct{}), finished: make(chan error, 1)}
+	running := make(chan any, 1)
+	go func() {
+		_, err := in.f.Pop(func(obj any, isInInitialList bool) error {
+			running <- popped(obj, isInInitialList)
+			<-p.release
+			return nil
+		})
+		p.finished <- err
+	}()
+	timer := time.NewTimer(popTimeout)
+	defer timer.Stop()
+	select {
+	case got := <-running:
+		in.pop = p
+		return got, nil
+	case err := <-p.finished:
+		return popAnswer(nil, err)
+	case <-timer.C:
+		return nil, refuse("internal", "Pop did not reach its process function within %v", popTimeout)
+	}
+}
+
+// popEnd lets pop_begin's process function return and waits for Pop to return.
+func (in *fifoInstance) popEnd() error {
+	p := in.pop
+	if p == nil {
+		return refuse("bad_request", "pop_end without an unfinished pop_begin")
+	}
+	in.pop = nil
+	close(p.release)
+	timer := time.NewTimer(popTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-p.finished:
+		return implErr(err)
+	case <-timer.C:
+		return refuse("internal", "Pop did not return within %v of its process function", popTimeout)
+	}
+}
+
 func (in *fifoInstance) advance(time.Duration) error { return nil }
-func (in *fifoInstance) close()                      {}
+
+// close lets an unfinished pop_begin's Pop return (at reset).
+func (in *fifoInstance) close() {
+	if in.pop != nil {
+		_ = in.popEnd()
+	}
+}

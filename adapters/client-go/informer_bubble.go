@@ -108,7 +108,8 @@ type fuzzEntry = struct {
 	IsSeed     bool
 }
 
-// bubble runs closures on the root goroutine of one synctest bubble.
+// bubble runs closures on the root goroutine of one synctest bubble (an informer's, or
+// a work queue's ShutDownWithDrain: workqueue.go, drainer).
 type bubble struct {
 	work chan func() // made outside the bubble: waiting on it is not durable
 	end  chan bool   // at close: true if the bubble may end (its goroutines are done)
@@ -161,13 +162,13 @@ func (b *bubble) do(f func() error, after func() (any, error)) (any, error) {
 	select {
 	case b.work <- job:
 	case <-timer.C:
-		return nil, refuse("internal", "the informer's bubble is busy (a previous request never became quiescent)")
+		return nil, refuse("internal", "the bubble is busy (a previous request never became quiescent)")
 	}
 	select {
 	case a := <-reply:
 		return a.v, a.err
 	case <-timer.C:
-		return nil, refuse("internal", "the informer did not become quiescent within %v", bubbleTimeout)
+		return nil, refuse("internal", "the bubble did not become quiescent within %v", bubbleTimeout)
 	}
 }
 

@@ -26,6 +26,7 @@ package main
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -42,7 +43,8 @@ const barrierTimeout = 5 * time.Second
 
 // workqueueComponents is this file's registry entry (see registry in main.go).
 func workqueueComponents() []component {
-	queue := []string{"add", "get_nowait", "done", "len", "shut_down", "shutting_down"}
+	queue := []string{"add", "get_nowait", "done", "len", "shut_down", "shutting_down",
+		"drain_start", "drain_returned"}
 	with := func(extra ...string) []string { return append(append([]string{}, queue...), extra...) }
 	return []component{
 		{name: "queue", minProtocol: 1,
@@ -166,6 +168,33 @@ type queueInstance struct {
 	rq        workqueue.TypedRateLimitingInterface[string]
 	rec       *recorder // the rate-limiting queue's limiter, as the queue calls it
 	clk       *syncClock
+	drain     *drainer // set by drain_start
+}
+
+// drainer is one ShutDownWithDrain call running on a goroutine of its own bubble
+// (informer_bubble.go). The call blocks in the queue's sync.Cond until nothing is in
+// flight (or ShutDown cuts it short); inside a bubble that wait is durably blocking,
+// so synctest.Wait on the bubble's root returns exactly when the drainer is waiting
+// again or has returned: the barrier. Waking a bubbled Cond waiter from outside its
+// bubble is a fatal error in Go, so once a drain has started every call of the
+// instance runs on the bubble's root (call, close).
+type drainer struct {
+	b        *bubble
+	returned atomic.Bool // set by the drainer goroutine after ShutDownWithDrain returned
+}
+
+func (in *queueInstance) startDrain() error {
+	d := &drainer{b: newBubble()}
+	in.drain = d
+	q := in.q
+	_, err := d.b.do(func() error {
+		go func() {
+			q.ShutDownWithDrain()
+			d.returned.Store(true)
+		}()
+		return nil
+	}, func() (any, error) { return nil, nil })
+	return err
 }
 
 func newQueueInstance(_ *env, _ map[string]any) (instance, error) {
@@ -218,6 +247,36 @@ func (in *queueInstance) delayed(sent func() bool, op func()) error {
 }
 
 func (in *queueInstance) call(method string, args map[string]any) (any, error) {
+	d := in.drain
+	switch {
+	case method == "drain_start" && d != nil:
+		return nil, refuse("bad_request", "drain_start: a ShutDownWithDrain was already started")
+	case method == "drain_start":
+		return nil, in.startDrain()
+	case d == nil && method == "drain_returned":
+		return false, nil
+	case d == nil:
+		return in.callQueue(method, args)
+	}
+	// A drain has started: run the call on the drainer's bubble root, then wait for
+	// the bubble to be quiescent (the drainer waiting again, or returned) and answer.
+	var res any
+	return d.b.do(func() error {
+		if method == "drain_returned" {
+			return nil
+		}
+		var err error
+		res, err = in.callQueue(method, args)
+		return err
+	}, func() (any, error) {
+		if method == "drain_returned" {
+			return d.returned.Load(), nil
+		}
+		return res, nil
+	})
+}
+
+func (in *queueInstance) callQueue(method string, args map[string]any) (any, error) {
 	switch method {
 	case "add", "done", "forget", "num_requeues", "add_after", "add_rate_limited":
 		it, err := item(args)
@@ -294,10 +353,16 @@ func (in *queueInstance) beforeStep(now, target time.Time) func() error {
 	return func() error { return in.clk.waitSelects(n + 1) }
 }
 
+// close shuts the queue down (which ends the example's waitingLoop goroutine and cuts a
+// drain short; ShutDown after ShutDownWithDrain is what stops a delaying queue's loop).
 func (in *queueInstance) close() {
-	if !in.q.ShuttingDown() {
-		in.q.ShutDown() // ends the example's waitingLoop goroutine
+	d := in.drain
+	if d == nil {
+		in.q.ShutDown()
+		return
 	}
+	_, _ = d.b.do(func() error { in.q.ShutDown(); return nil }, func() (any, error) { return nil, nil })
+	d.b.close(d.returned.Load())
 }
 
 // limiterInstance is the bare rate limiter component.

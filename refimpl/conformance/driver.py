@@ -297,7 +297,12 @@ class WorkqueueComponent(Component):
         return len(self.q.core)
 
     def m_shut_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        self.q.shut_down()
+        if self.component == "queue":
+            # The plain queue's ShutDown runs every time (it also ends a drain, WQ-12);
+            # the delaying and rate-limiting queues' runs once (DQ-6).
+            self.q.core.shut_down()
+        else:
+            self.q.shut_down()
 
     def m_shutting_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> bool:
         return self.q.core.shutting_down

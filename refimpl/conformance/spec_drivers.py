@@ -231,13 +231,23 @@ class WorkQueueDriver:
         # it short): the adapter answers the request that made that so only after the
         # drainer returned, so such a state is passed through at once.
         returns = {e.source for e in graph.edges if e.action == "DrainReturn"}
+        # The model's ShutDown is the plain queue's, which always ends a drain (WQ-12);
+        # a delaying queue's runs once (DQ-6), so during a drain it ends it only if no
+        # ShutDown came before, which the model's state does not record.
+        plain = _plain(graph)
+        kept = [
+            e for e in plain if not (e.action == "ShutDown" and graph.states[e.source]["drain"])
+        ]
         steps, lost = _merged(
             graph,
-            _plain(graph),
+            kept,
             "DrainReturn",
             lambda i: i in returns and graph.states[i]["drainer"] == "waiting",
         )
-        return steps, {"steps between a drain completing and ShutDownWithDrain returning": lost}
+        return steps, {
+            "steps between a drain completing and ShutDownWithDrain returning": lost,
+            "ShutDown during a drain: a delaying queue's runs once (DQ-6)": len(plain) - len(kept),
+        }
 
     def schedule(self, graph: StateGraph, walk: Sequence[DrivenEdge]) -> list[Any]:
         ready_at: list[int | None] = []

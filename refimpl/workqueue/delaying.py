@@ -64,6 +64,8 @@ class DelayingQueue(Generic[T]):
         self._cond = threading.Condition(self._lock)
         self._insert = self._core.insert
         self._stopped = False
+        #: shut_down has run (client-go's stopOnce guards the whole of ShutDown).
+        self._shut_down_once = False
         self._thread = threading.Thread(
             target=self._waiting_loop, name=f"workqueue-delaying-{name}", daemon=True
         )
@@ -156,7 +158,17 @@ class DelayingQueue(Generic[T]):
         return self.queue.shutting_down()
 
     def shut_down(self) -> None:
-        """Shut the queue down and stop the timer; waiting items are dropped."""
+        """Shut the queue down and stop the timer; waiting items are dropped.
+
+        Runs once, as client-go's delaying queue does (delaying_queue.go ShutDown is a
+        ``stopOnce``): a second call does not reach the queue, so after
+        ``shut_down(); shut_down_with_drain()`` another ``shut_down`` does not cut the
+        drain short (a plain :class:`Queue`'s would, WQ-12).
+        """
+        with self._cond:
+            if self._shut_down_once:
+                return
+            self._shut_down_once = True
         self.queue.shut_down()
         self._stop()
 

@@ -37,6 +37,8 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
         self.clock = clock
         self.core: QueueCore[T] = QueueCore()
         self.waiting: DelayingCore[T] = DelayingCore()
+        #: shut_down has run: like the threaded shell, it runs once (client-go's stopOnce).
+        self.shut_down_once = False
         self.rate_limiter = (
             rate_limiter
             if rate_limiter is not None
@@ -58,6 +60,10 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
         return len(self.core)
 
     def shut_down(self) -> None:
+        """Once, as client-go's delaying queue (see DelayingQueue.shut_down, DQ-6)."""
+        if self.shut_down_once:
+            return
+        self.shut_down_once = True
         self.core.shut_down()
         self.waiting.clear()
 
