@@ -11,11 +11,11 @@ from __future__ import annotations
 from refimpl.workqueue.backoff import bucket_advance, exponential_delay
 
 
-def consecutive_delays(base: float, cap: float, failures: int) -> tuple[float, float]:
-    """Delays for failure counts ``failures`` and ``failures + 1``.
+def consecutive_delays(base: int, cap: int, failures: int) -> tuple[int, int]:
+    """Delays (ns) for failure counts ``failures`` and ``failures + 1``.
 
     pre: 0 <= base <= cap
-    pre: cap < 1e12
+    pre: cap < 2**53
     pre: 0 <= failures
     post: __return__[0] <= __return__[1]
     post: __return__[1] <= 2 * __return__[0] or base == 0

@@ -19,10 +19,19 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
-__all__ = ["NS_PER_SECOND", "Clock", "FakeClock", "RealClock", "check_duration", "to_ns"]
+__all__ = [
+    "NS_PER_SECOND",
+    "Clock",
+    "FakeClock",
+    "RealClock",
+    "check_duration",
+    "now_ns_reader",
+    "to_ns",
+]
 
 #: Nanoseconds in a second.
 NS_PER_SECOND = 1_000_000_000
@@ -189,6 +198,12 @@ class FakeClock:
         """True when some thread is parked on this clock (tests use it to sync)."""
         with self._lock:
             return len(self._waiters) > 0
+
+
+def now_ns_reader(clock: Clock) -> Callable[[], int]:
+    """``clock.now_ns`` as one cheap callable: for a :class:`RealClock`,
+    ``time.monotonic_ns`` itself (hot paths read the time once per call)."""
+    return time.monotonic_ns if type(clock) is RealClock else clock.now_ns
 
 
 def check_duration(seconds: float, what: str) -> None:

@@ -467,3 +467,110 @@ def test_canonical_worker_retries_with_backoff_then_forgets(
     assert delays_seen == [1.0, 2.0, 4.0]
     assert q.num_requeues("job") == 0
     assert len(q) == 0
+
+
+# -- integer nanoseconds (issue 12): the arithmetic of client-go's time.Duration ----------
+
+
+def test_bucket_refill_from_stepped_time_is_exact() -> None:
+    """1 ms then 19 ms refill exactly two tokens at 100 qps: the third reservation waits
+    nothing. Float seconds (0.02 - 0.001 as floats) left the bucket 1e-16 tokens short."""
+    clock = FakeClock(0.0)
+    bucket = BucketRateLimiter[str](100.0, 1, clock=clock)
+    assert bucket.when("x") == 0.0
+    clock.step(0.001)
+    assert bucket.when("x") == 0.009  # 0.1 token back: 0.9 short
+    clock.step(0.019)
+    assert bucket.when("x") == 0.0
+    assert bucket.when_ns("x") == 10_000_000
+
+
+def test_limiters_answer_in_integer_nanoseconds() -> None:
+    exponential = ItemExponentialFailureRateLimiter[str](0.005, 1000.0)
+    assert [exponential.when_ns("x") for _ in range(3)] == [5_000_000, 10_000_000, 20_000_000]
+    fast_slow = ItemFastSlowRateLimiter[str](0.001, 0.25, 1)
+    assert [fast_slow.when_ns("x") for _ in range(2)] == [1_000_000, 250_000_000]
+    capped = WithMaxWaitRateLimiter[str](ItemExponentialFailureRateLimiter[str](1.0, 10.0), 1.5)
+    assert [capped.when_ns("x") for _ in range(2)] == [1_000_000_000, 1_500_000_000]
+    # Seconds given to a constructor become the nearest nanosecond, once.
+    assert ItemExponentialFailureRateLimiter[str](1e-10, 1.0).when_ns("x") == 0
+    assert ItemExponentialFailureRateLimiter[str](2.6e-9, 1.0).when_ns("x") == 3
+
+
+def test_rate_limited_delay_reached_by_steps_that_add_up(
+    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+) -> None:
+    """A 10 ms delay from the limiter is reached by stepping 9 ms then 1 ms."""
+    q = RateLimitingQueue[str](ItemExponentialFailureRateLimiter[str](0.01, 1.0), clock=fake_clock)
+    shut_down_later(q)
+    q.add_rate_limited("x")
+    fake_clock.step(0.009)
+    fake_clock.step(0.001)
+    eventually(lambda: len(q) == 1, "x released at exactly 10 ms")
+
+
+class _FloatOnly:
+    """A limiter from elsewhere: ``when`` in float seconds, no ``when_ns``."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
+    def when(self, item: str) -> float:
+        return self.delay
+
+    def forget(self, item: str) -> None:
+        return None
+
+    def num_requeues(self, item: str) -> int:
+        return 0
+
+
+@pytest.mark.parametrize(("delay", "waits"), [(0.25, True), (0.0, False), (-1.0, False)])
+def test_a_limiter_with_when_only_still_works(
+    fake_clock: FakeClock, shut_down_later: Later, delay: float, waits: bool
+) -> None:
+    q = RateLimitingQueue[str](_FloatOnly(delay), clock=fake_clock)
+    shut_down_later(q)
+    q.add_rate_limited("x")
+    assert q.waiting() == ({"x": fake_clock.now() + delay} if waits else {})
+    assert len(q) == (0 if waits else 1)
+    q.rate_limiter = _FloatOnly(math.nan)
+    with pytest.raises(ValueError, match="NaN"):
+        q.add_rate_limited("y")
+
+
+# -- the lean controller limiter against MaxOf(exponential, bucket) ------------------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("when"), st.sampled_from("abc")),
+            st.tuples(st.just("forget"), st.sampled_from("abc")),
+            st.tuples(st.just("step"), st.integers(0, 300_000_000)),
+        ),
+        max_size=200,
+    )
+)
+def test_controller_limiter_equals_max_of_its_parts(steps: list[tuple[str, Any]]) -> None:
+    lean_clock, plain_clock = FakeClock(0.0), FakeClock(0.0)
+    lean: MaxOfRateLimiter[str] = default_controller_rate_limiter(clock=lean_clock)
+    plain = MaxOfRateLimiter[str](
+        ItemExponentialFailureRateLimiter[str](0.005, 1000.0),
+        BucketRateLimiter[str](10.0, 100, clock=plain_clock),
+    )
+    for op, arg in steps:
+        if op == "when":
+            assert lean.when_ns(arg) == plain.when_ns(arg)
+        elif op == "forget":
+            lean.forget(arg)
+            plain.forget(arg)
+        else:
+            lean_clock.step_ns(arg)
+            plain_clock.step_ns(arg)
+        for x in "abc":
+            assert lean.num_requeues(x) == plain.num_requeues(x)
+    # The parts stay usable on their own and see the same state.
+    assert [type(p).__name__ for p in lean.limiters] == [type(p).__name__ for p in plain.limiters]
+    assert lean.limiters[0].num_requeues("a") == plain.limiters[0].num_requeues("a")

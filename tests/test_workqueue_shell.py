@@ -283,3 +283,86 @@ def test_drain_after_plain_shut_down_still_waits(in_thread: InThread) -> None:
     assert not drain.finished.wait(STILL_BLOCKED)
     q.done("x")
     drain.result()
+
+
+# -- notifications go only to threads that wait (issue 12) -----------------------------------
+
+
+class _CountingCondition:
+    """Wraps a Condition and counts notify / notify_all calls."""
+
+    def __init__(self, cond: threading.Condition) -> None:
+        self.cond = cond
+        self.notified = 0
+
+    def __enter__(self) -> bool:
+        return self.cond.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.cond.__exit__(*exc)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.cond.wait(timeout)
+
+    def notify(self, n: int = 1) -> None:
+        self.notified += 1
+        self.cond.notify(n)
+
+    def notify_all(self) -> None:
+        self.notified += 1
+        self.cond.notify_all()
+
+
+def _counting(q: Queue[str]) -> tuple[_CountingCondition, _CountingCondition]:
+    not_empty, idle = _CountingCondition(q._not_empty), _CountingCondition(q._idle)
+    q._not_empty, q._idle = not_empty, idle  # type: ignore[assignment]
+    return not_empty, idle
+
+
+def test_no_notification_when_nobody_waits() -> None:
+    q: Queue[str] = Queue()
+    not_empty, idle = _counting(q)
+    for _ in range(3):
+        q.add("x")
+        item, _ = q.get()
+        q.add("x")  # dirty while in flight: done re-queues it
+        q.done(item)  # type: ignore[arg-type]
+        assert q.get() == ("x", False)
+        q.done("x")  # idle again
+    assert (not_empty.notified, idle.notified) == (0, 0)
+
+
+def test_a_waiting_getter_is_notified_by_add_and_by_a_requeueing_done(
+    in_thread: InThread, eventually: Eventually
+) -> None:
+    q: Queue[str] = Queue()
+    not_empty, _ = _counting(q)
+    q.add("x")
+    assert q.get() == ("x", False)
+    q.add("x")  # dirty while in flight
+    getter = in_thread(q.get, "get")
+    eventually(lambda: q._getters == 1, "the getter waits")
+    q.done("x")  # re-queues x: the waiting getter must be woken
+    assert getter.result() == ("x", False)
+    assert not_empty.notified == 1
+    getter = in_thread(q.get, "get")
+    eventually(lambda: q._getters == 1, "the getter waits again")
+    q.add("y")
+    assert getter.result() == ("y", False)
+    assert not_empty.notified == 2
+    assert q._getters == 0
+
+
+def test_a_waiting_drain_is_notified_by_the_last_done(
+    in_thread: InThread, eventually: Eventually
+) -> None:
+    q: Queue[str] = Queue()
+    _, idle = _counting(q)
+    q.add("x")
+    q.get()
+    drainer = in_thread(q.shut_down_with_drain, "drain")
+    eventually(lambda: q._drainers == 1, "the drain waits")
+    q.done("x")
+    assert drainer.result() is None
+    assert idle.notified == 1
+    assert q._drainers == 0

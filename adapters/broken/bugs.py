@@ -255,26 +255,24 @@ class ForgetKeepsFastSlow(ItemFastSlowRateLimiter[Item]):
 
 
 class Uncapped(ItemExponentialFailureRateLimiter[Item]):
-    def when(self, item: Item) -> float:
+    def when_ns(self, item: Item) -> int:
         exp = self.num_requeues(item)
-        super().when(item)
-        return float(self.base_delay * 2.0**exp)
+        super().when_ns(item)
+        return int(self.base_ns * 2**exp)
 
 
 class FastSlowOffByOne(ItemFastSlowRateLimiter[Item]):
-    def when(self, item: Item) -> float:
+    def when_ns(self, item: Item) -> int:
         attempts = self.num_requeues(item) + 1
-        super().when(item)
-        return fast_slow_delay(
-            self.fast_delay, self.slow_delay, self.max_fast_attempts - 1, attempts
-        )
+        super().when_ns(item)
+        return fast_slow_delay(self.fast_ns, self.slow_ns, self.max_fast_attempts - 1, attempts)
 
 
 class MaxOfFirstOnly(MaxOfRateLimiter[Item]):
     """Only asks the first limiter (the others' side effects never happen)."""
 
-    def when(self, item: Item) -> float:
-        return self.limiters[0].when(item) if self.limiters else 0.0
+    def when_ns(self, item: Item) -> int:
+        return self.limiters[0].when_ns(item) if self.limiters else 0  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- cache

@@ -1,9 +1,10 @@
 """The reference side of the protocol: requests carried out on refimpl's cores.
 
-Owns one :class:`~refimpl.clock.FakeClock` (in integer nanoseconds, as Go's Duration
-counts, so sums of delays are exact) and the instances created since the last
-``reset``. Never blocks or reads the wall clock: delayed adds fire inside ``advance``,
-which is what the protocol asks every adapter to guarantee before it answers. Ports no
+Owns one :class:`~refimpl.clock.FakeClock`, read and stepped through its nanosecond
+API (``now_ns``, ``step_ns``) as Go's Duration counts, so sums of delays are exact,
+and the instances created since the last ``reset``. Never blocks or reads the wall
+clock: delayed adds fire inside ``advance``, which is what the protocol asks every
+adapter to guarantee before it answers. Ports no
 client-go file itself; it composes the cores that port ``util/workqueue`` (``QueueCore``,
 ``DelayingCore``, the rate limiters, as :class:`~refimpl.workqueue.virtual.VirtualRateLimitingQueue`
 does) and refines ``spec/WorkQueue.tla`` through them.
@@ -19,14 +20,13 @@ the reference then follows the adapter's choice. The reference adapter process
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from refimpl import __version__
 from refimpl.blocking import WouldBlock
-from refimpl.clock import Clock, FakeClock, to_ns
+from refimpl.clock import Clock, FakeClock
 from refimpl.conformance.cache_driver import (
     INDEX_FUNCS,
     CacheParts,
@@ -54,7 +54,7 @@ from refimpl.workqueue.rate_limiters import (
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,
     MaxOfRateLimiter,
-    RateLimiter,
+    NsRateLimiter,
     WithMaxWaitRateLimiter,
 )
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
@@ -65,7 +65,6 @@ __all__ = [
     "Parts",
     "RateLimiterComponent",
     "ReferenceDriver",
-    "SecondsClock",
     "WorkqueueComponent",
     "build_limiter",
     "get_result",
@@ -77,26 +76,6 @@ T = TypeVar("T", bound=Hashable)
 NAMES = ("a", "b", "c", "d")
 Item = str
 NS = 1_000_000_000
-
-
-class SecondsClock:
-    """A read-only view of a nanosecond :class:`FakeClock` in seconds (for the bucket
-    limiter, whose arithmetic is in seconds)."""
-
-    def __init__(self, ns_clock: FakeClock) -> None:
-        self._ns = ns_clock
-
-    def now(self) -> float:
-        return self._ns.now() / NS
-
-    def now_ns(self) -> int:
-        return to_ns(self.now())
-
-    def wait_until(self, cond: threading.Condition, deadline: float | None) -> None:
-        raise NotImplementedError("the conformance driver never waits")
-
-    def sleep(self, seconds: float) -> None:
-        raise NotImplementedError("the conformance driver never sleeps")
 
 
 def _number(spec: dict[str, Any], key: str, limiter: str) -> float:
@@ -119,7 +98,7 @@ def _seconds(spec: dict[str, Any], key: str, limiter: str) -> float:
 
 
 #: The classes :func:`build_limiter` instantiates (the broken adapters swap some).
-LimiterFactory = Callable[..., RateLimiter[Item]]
+LimiterFactory = Callable[..., NsRateLimiter[Item]]
 LIMITER_CLASSES: dict[str, LimiterFactory] = {
     "exponential": ItemExponentialFailureRateLimiter,
     "fast_slow": ItemFastSlowRateLimiter,
@@ -131,7 +110,7 @@ LIMITER_CLASSES: dict[str, LimiterFactory] = {
 
 def build_limiter(
     spec: Any, clock: Clock, classes: dict[str, LimiterFactory] | None = None
-) -> RateLimiter[Item]:
+) -> NsRateLimiter[Item]:
     """A rate limiter from a protocol limiter spec (see docs/protocol.md).
 
     Structural mistakes raise ``ProtocolError("bad_request")``; values the limiter
@@ -205,7 +184,7 @@ class Parts:
 
     queue_core: Callable[[], QueueCore[Item]] = QueueCore
     delaying_core: Callable[[], DelayingCore[Item]] = DelayingCore
-    limiter: Callable[[Any, Clock], RateLimiter[Item]] = build_limiter
+    limiter: Callable[[Any, Clock], NsRateLimiter[Item]] = build_limiter
     workqueue_component: Callable[..., WorkqueueComponent] = field(
         default_factory=lambda: WorkqueueComponent
     )
@@ -220,12 +199,12 @@ class WorkqueueComponent(Component):
         self,
         component: str,
         clock: FakeClock,
-        limiter: RateLimiter[Item] | None,
+        limiter: NsRateLimiter[Item] | None,
         parts: Parts,
     ) -> None:
         self.component = component
         self.methods = COMPONENTS[component] + SPEC_METHODS[component]
-        self.clock = clock  # nanoseconds
+        self.clock = clock
         self.q = VirtualRateLimitingQueue[Item](clock, rate_limiter=limiter)
         self.q.core = parts.queue_core()
         self.q.waiting = parts.delaying_core()
@@ -263,7 +242,7 @@ class WorkqueueComponent(Component):
 
     def describe(self) -> str:
         core = self.q.core
-        now = self.clock.now()
+        now = self.clock.now_ns()
         parts = [
             f"queue=[{', '.join(core.queue)}]",
             f"dirty={{{', '.join(sorted(core.dirty))}}}",
@@ -345,8 +324,7 @@ class WorkqueueComponent(Component):
         self.add_after_ns(item, seconds_to_ns(args.get("delay"), "args.delay"))
 
     def now_ns(self) -> int:
-        """The driver's clock counts nanoseconds as its seconds (exact below 2**53)."""
-        return round(self.clock.now())
+        return self.clock.now_ns()
 
     def add_after_ns(self, item: Item, delay_ns: int) -> None:
         # VirtualRateLimitingQueue.add_after with the delay already in nanoseconds;
@@ -384,21 +362,28 @@ class WorkqueueComponent(Component):
                 self.tie_group[item] = self._next_group
 
     # -- rate limiting
-    def _limiter(self) -> RateLimiter[Item]:
+    def _limiter(self) -> NsRateLimiter[Item]:
         if self.limiter is None:
             raise ProtocolError("unsupported", "this instance has no rate limiter")
         return self.limiter
 
     def m_add_rate_limited(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
         item = _item(args)
-        delay = self._limiter().when(item)
-        self.add_after_ns(item, seconds_to_ns(delay, "when()"))
+        self.add_after_ns(item, _duration_ns(self._limiter().when_ns(item)))
 
     def m_forget(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
         self._limiter().forget(_item(args))
 
     def m_num_requeues(self, args: dict[str, Any], actual: dict[str, Any] | None) -> int:
         return self._limiter().num_requeues(_item(args))
+
+
+def _duration_ns(ns: int) -> int:
+    """A limiter's answer in ns, refused past what a Go Duration holds (as
+    ``seconds_to_ns`` refuses such a protocol duration)."""
+    if abs(ns) > 9.2e18:
+        raise ProtocolError("invalid_argument", f"when() out of range: {ns / NS!r} s")
+    return ns
 
 
 def _chosen_item(actual: dict[str, Any] | None) -> Item | None:
@@ -416,7 +401,7 @@ class RateLimiterComponent(Component):
 
     methods = COMPONENTS["rate_limiter"]
 
-    def __init__(self, limiter: RateLimiter[Item]) -> None:
+    def __init__(self, limiter: NsRateLimiter[Item]) -> None:
         self.limiter = limiter
 
     def describe(self) -> str:
@@ -427,7 +412,7 @@ class RateLimiterComponent(Component):
         item = _item(args)
         if method == "when":
             # Nanosecond resolution, as the protocol compares durations.
-            return seconds_to_ns(self.limiter.when(item), "when()") / NS
+            return _duration_ns(self.limiter.when_ns(item)) / NS
         if method == "forget":
             self.limiter.forget(item)
             return None
@@ -538,7 +523,7 @@ class ReferenceDriver:
             step = seconds_to_ns(request.get("seconds"), "seconds")
             if step < 0:
                 raise ProtocolError("bad_request", "the clock cannot go backwards")
-            self.clock.step(float(step))
+            self.clock.step_ns(step)
             for component in self.instances.values():
                 component.after_advance()
             return None
@@ -563,18 +548,17 @@ class ReferenceDriver:
         self.instances[name] = self.build(component, options)
 
     def build(self, component: Any, options: dict[str, Any]) -> Component:
-        seconds = SecondsClock(self.clock)
         if component in ("queue", "delaying_queue", "rate_limiting_queue"):
             limiter = None
             if component == "rate_limiting_queue":
                 spec = options.get("limiter", {"name": "default_controller"})
-                limiter = self.parts.limiter(spec, seconds)
+                limiter = self.parts.limiter(spec, self.clock)
             queue = self.parts.workqueue_component(component, self.clock, limiter, self.parts)
             queue.exact_ties = component in self.heap_order
             return queue
         if component == "rate_limiter":
             spec = options.get("limiter", {"name": "default_controller"})
-            return RateLimiterComponent(self.parts.limiter(spec, seconds))
+            return RateLimiterComponent(self.parts.limiter(spec, self.clock))
         if component == "store":
             return StoreComponent(options, self.parts.cache)
         if component == "delta_fifo":

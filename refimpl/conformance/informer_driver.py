@@ -311,7 +311,7 @@ class InformerComponent:
         if not isinstance(watch_list, bool):
             raise ProtocolError("bad_request", "'watch_list' must be a boolean")
         self._ns_clock = ns_clock
-        self._seen_ns = ns_clock.now()
+        self._seen_ns = ns_clock.now_ns()
         self.clock = FakeClock(0.0)
         self.lw = ScriptedListerWatcher()
         self.informer = _Informer(
@@ -362,8 +362,8 @@ class InformerComponent:
         re-arms its resync timer from the time it fired, ``Reflector.startResync``, so
         31 s at a 10 s period resync three times, not once at the end). Backoffs end at
         the end of the step (see :meth:`_next_timer`)."""
-        now = self._ns_clock.now()
-        target = self.clock.now_ns() + round(now - self._seen_ns)  # ns_clock counts ns
+        now = self._ns_clock.now_ns()
+        target = self.clock.now_ns() + (now - self._seen_ns)
         self._seen_ns = now
         for _ in range(100_000):
             deadline = self._next_timer()

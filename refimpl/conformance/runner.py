@@ -256,7 +256,7 @@ class Example:
         ready = instance.q.waiting.next_ready_at()
         if ready is None:
             return None
-        return (ready - instance.clock.now()) / 1_000_000_000
+        return (ready - instance.clock.now_ns()) / 1_000_000_000
 
     def _informer_deadline(self) -> float | None:
         """Seconds until the reference informer's next timer (backoff or resync)."""

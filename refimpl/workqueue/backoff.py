@@ -1,12 +1,14 @@
-"""The pure arithmetic of the rate limiters, with contracts CrossHair checks.
+"""The pure arithmetic of the rate limiters, in integer nanoseconds, with contracts
+CrossHair checks.
 
 Ports the formulas inside ``util/workqueue/default_rate_limiters.go``
 (``TypedItemExponentialFailureRateLimiter.When``, ``TypedItemFastSlowRateLimiter.When``)
 and the token arithmetic of ``golang.org/x/time/rate`` (``advance``, ``reserveN``).
-Functions only: no state, no clock, no locks. ``make test`` runs
-``crosshair check --analysis_kind=PEP316`` on this file, so every ``post:`` line below is
-searched for a counterexample within a time bound. Not modelled in TLA+ (the spec
-abstracts delays as non-deterministic).
+Durations are integer nanoseconds, as Go's ``time.Duration`` holds them; token counts
+are floats, as x/time/rate keeps them. Functions only: no state, no clock, no locks.
+``make test`` runs ``crosshair check --analysis_kind=PEP316`` on this file, so every
+``post:`` line below is searched for a counterexample within a time bound. Not modelled
+in TLA+ (the spec abstracts delays as non-deterministic).
 """
 
 from __future__ import annotations
@@ -21,30 +23,35 @@ __all__ = [
 ]
 
 
-def exponential_delay(base: float, cap: float, failures: int) -> float:
-    """Delay before retry number ``failures + 1``: ``min(base * 2**failures, cap)``.
+_EXACT_FLOAT = 1 << 53
+
+
+def exponential_delay(base: int, cap: int, failures: int) -> int:
+    """Delay in ns before retry number ``failures + 1``: ``min(base * 2**failures, cap)``.
 
     ``failures`` is how many times ``when`` was called for the item before (client-go
-    reads the counter, then increments it). Like client-go, a product too large to
-    represent yields the cap.
+    reads the counter, then increments it). client-go computes the product in float64
+    (so a ``base`` of 2**53 ns or more is first rounded to a float) and answers ``cap``
+    once it exceeds the largest Duration; so do we, with integers.
 
-    pre: 0 <= base <= cap
-    pre: cap < 1e12
+    pre: 0 <= base <= cap <= 9223372036854775807
     pre: 0 <= failures
-    post: base <= __return__ <= cap
-    post: failures > 0 or __return__ == base
+    post: __return__ <= cap
+    post: base <= __return__ or base >= 2**53
+    post: failures > 0 or __return__ == base or base >= 2**53
     """
     if base == 0:
-        return 0.0  # nothing to double (Go's 0 * +Inf would be NaN, then undefined)
-    try:
-        delay = base * 2.0**failures
-    except OverflowError:  # 2.0**1024 and up: client-go's product is +Inf -> the cap
+        return 0  # nothing to double (Go's 0 * +Inf would be NaN, then undefined)
+    if failures >= 63:  # base * 2**63 > MaxInt64 for every base >= 1
         return cap
+    if base >= _EXACT_FLOAT:
+        base = int(float(base))
+    delay = base << failures
     return cap if delay > cap else delay
 
 
-def fast_slow_delay(fast: float, slow: float, max_fast_attempts: int, attempts: int) -> float:
-    """``fast`` for the first ``max_fast_attempts`` attempts, ``slow`` afterwards.
+def fast_slow_delay(fast: int, slow: int, max_fast_attempts: int, attempts: int) -> int:
+    """``fast`` (ns) for the first ``max_fast_attempts`` attempts, ``slow`` afterwards.
 
     ``attempts`` counts the current call (client-go increments before comparing).
 

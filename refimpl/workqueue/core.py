@@ -28,7 +28,14 @@ from typing import Generic, NamedTuple, Protocol, TypeVar
 from refimpl.blocking import WouldBlock
 from refimpl.workqueue.metrics import QueueMetrics
 
-__all__ = ["DoneHint", "FifoContainer", "QueueContainer", "QueueCore", "check_item"]
+__all__ = [
+    "DoneHint",
+    "FifoContainer",
+    "MeteredQueueCore",
+    "QueueContainer",
+    "QueueCore",
+    "check_item",
+]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -86,10 +93,17 @@ def check_item(item: object) -> None:
 
 
 class QueueCore(Generic[T]):
-    """The dirty / processing / queue triple, with client-go's exact transitions."""
+    """The dirty / processing / queue triple, with client-go's exact transitions.
+
+    ``QueueCore(container, metrics)`` with metrics builds a :class:`MeteredQueueCore`:
+    the metrics path is chosen once, at construction, so the unmetered methods below
+    never test for it.
+    """
 
     __slots__ = (
         "_metrics",
+        "_pop",
+        "_push",
         "_touch",
         "dirty",
         "drain",
@@ -98,14 +112,31 @@ class QueueCore(Generic[T]):
         "shutting_down",
     )
 
+    def __new__(
+        cls,
+        container: QueueContainer[T] | None = None,
+        metrics: QueueMetrics[T] | None = None,
+    ) -> QueueCore[T]:
+        if metrics is not None and not issubclass(cls, MeteredQueueCore):
+            if cls is not QueueCore:
+                raise TypeError(f"{cls.__name__} does not record metrics; pass metrics=None")
+            return object.__new__(MeteredQueueCore)
+        return object.__new__(cls)
+
     def __init__(
         self,
         container: QueueContainer[T] | None = None,
         metrics: QueueMetrics[T] | None = None,
     ) -> None:
         #: Items awaiting ``get``, in hand-out order. Invariant: a subset of ``dirty``,
-        #: disjoint from ``processing``, without duplicates.
+        #: disjoint from ``processing``, without duplicates. Fixed at construction (its
+        #: push and pop are bound once, below).
         self.queue: QueueContainer[T] = container if container is not None else FifoContainer()
+        self._push = self.queue.push
+        # get() pops first and treats IndexError as "empty" (no emptiness test on the
+        # hot path): deque.popleft raises exactly that; any other container is asked
+        # for its length first, so its own pop never sees an empty call.
+        self._pop = self.queue.popleft if type(self.queue) is FifoContainer else self._checked_pop
         #: Items that need processing (queued, or re-added while in flight).
         self.dirty: set[T] = set()
         #: Items handed out by ``get`` and not yet ``done``. May also be dirty.
@@ -126,22 +157,21 @@ class QueueCore(Generic[T]):
         if self.shutting_down:
             check_item(item)
             return False
+        dirty = self.dirty
         try:
-            if item in self.dirty:
+            if item in dirty:
                 if self._touch is not None and item not in self.processing:
                     self._touch(item)
                 return False
             # A set passes the membership test above (Python retries it as a
             # frozenset) and fails only here, before anything changed.
-            self.dirty.add(item)
+            dirty.add(item)
         except TypeError:
             check_item(item)
             raise
-        if self._metrics is not None:
-            self._metrics.add(item)
         if item in self.processing:
             return False
-        self.queue.push(item)
+        self._push(item)
         return True
 
     def can_get(self) -> bool:
@@ -154,16 +184,23 @@ class QueueCore(Generic[T]):
 
         Raises :class:`WouldBlock` when the queue is empty and not shutting down.
         """
-        if not self.queue:
+        try:
+            item = self._pop()
+        except IndexError:
+            if len(self.queue):  # a container's own IndexError, not emptiness
+                raise
             if self.shutting_down:
                 return None, True
-            raise WouldBlock("get() on an empty queue would block")
-        item = self.queue.pop()
-        if self._metrics is not None:
-            self._metrics.get(item)
+            raise WouldBlock("get() on an empty queue would block") from None
         self.processing.add(item)
         self.dirty.discard(item)
         return item, False
+
+    def _checked_pop(self) -> T:
+        queue = self.queue
+        if not len(queue):
+            raise IndexError("pop from an empty queue")
+        return queue.pop()
 
     def done(self, item: T) -> DoneHint:
         """Finish processing ``item``; re-queue it if it was re-added meanwhile.
@@ -176,19 +213,27 @@ class QueueCore(Generic[T]):
         No guard against misuse, like client-go: ``done`` of an item that was never
         handed out changes nothing, but ``done`` of an item that is queued and not in
         flight pushes a second copy of it.
+
+        A ``set`` is refused (Python's set methods would silently retry it as the equal
+        frozenset). The hot path tests ``type(item) is set`` only; an instance of a
+        *subclass* of set is refused when no equal frozenset is in flight, and would
+        otherwise act for it -- the one case the cheaper test lets through.
         """
-        if isinstance(item, set):  # discard() would silently retry it as a frozenset
+        if type(item) is set:  # type: ignore[comparison-overlap]  # subclasses: see above
             check_item(item)
         processing = self.processing
         try:
-            processing.discard(item)
+            processing.remove(item)
+        except KeyError:
+            # Not in flight: misuse (see above), or a set subclass that Python retried
+            # as a frozenset. Only here, off the hot path, is the full check paid.
+            if isinstance(item, set):
+                check_item(item)
         except TypeError:
             check_item(item)
             raise
-        if self._metrics is not None:
-            self._metrics.done(item)
         if item in self.dirty:
-            self.queue.push(item)
+            self._push(item)
             return _REQUEUED_IN_FLIGHT if processing else _REQUEUED_IDLE
         return _NOTHING if processing else _IDLE
 
@@ -216,3 +261,32 @@ class QueueCore(Generic[T]):
         """Refresh the unfinished-work gauges (client-go does this every 500 ms)."""
         if self._metrics is not None and not self.shutting_down:
             self._metrics.update_unfinished_work()
+
+
+class MeteredQueueCore(QueueCore[T]):
+    """:class:`QueueCore` that also feeds :class:`QueueMetrics` on add / get / done.
+
+    ``QueueCore(metrics=...)`` builds one; the transitions are the base class's.
+    """
+
+    __slots__ = ()
+
+    _metrics: QueueMetrics[T]
+
+    def add(self, item: T) -> bool:
+        dirty = len(self.dirty)
+        wake = super().add(item)
+        if len(self.dirty) > dirty:  # newly dirty: client-go's metrics.add
+            self._metrics.add(item)
+        return wake
+
+    def get(self) -> tuple[T | None, bool]:
+        item, shutdown = super().get()
+        if not shutdown:
+            self._metrics.get(item)  # type: ignore[arg-type]
+        return item, shutdown
+
+    def done(self, item: T) -> DoneHint:
+        answer = super().done(item)
+        self._metrics.done(item)
+        return answer

@@ -19,7 +19,8 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from refimpl.clock import NS_PER_SECOND, Clock, RealClock, to_ns
+from refimpl.clock import NS_PER_SECOND, Clock, RealClock, now_ns_reader, to_ns
+from refimpl.workqueue.core import check_item
 from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
 from refimpl.workqueue.metrics import MetricsProvider, RetryMetrics
 from refimpl.workqueue.queue import Queue
@@ -55,7 +56,13 @@ class DelayingQueue(Generic[T]):
             RetryMetrics(metrics_provider, name) if metrics_provider is not None and name else None
         )
         self._core: DelayingCore[T] = DelayingCore()
-        self._cond = threading.Condition()
+        self._queue_core = self.queue._core  # read-only: its shutting_down flag
+        self._now_ns = now_ns_reader(self._clock)
+        # A plain Lock under the condition: add_after takes it directly (no Python-level
+        # Condition.__enter__) and notifies through the condition.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._insert = self._core.insert
         self._stopped = False
         #: shut_down has run (client-go's stopOnce guards the whole of ShutDown).
         self._shut_down_once = False
@@ -74,18 +81,28 @@ class DelayingQueue(Generic[T]):
         delay is converted once to integer nanoseconds (:func:`refimpl.clock.to_ns`).
         """
         check_add_after(item, delay)
-        if self.queue.shutting_down():
+        self._add_after_ns(item, to_ns(delay) if delay > 0 else 0)
+
+    def add_after_ns(self, item: T, delay_ns: int) -> None:
+        """:meth:`add_after` with the delay in integer nanoseconds."""
+        check_item(item)
+        self._add_after_ns(item, delay_ns)
+
+    def _add_after_ns(self, item: T, delay_ns: int) -> None:
+        # The item is already checked. Reading the flag without the queue's lock is
+        # what client-go's ShuttingDown() answers too: a shutdown racing this call may
+        # land on either side of it.
+        if self._queue_core.shutting_down:
             return
         if self._retries is not None:
             self._retries.retry()
-        if delay <= 0:
+        if delay_ns <= 0:
             self.queue.add(item)
             return
-        delay_ns = to_ns(delay)
-        with self._cond:
+        with self._lock:
             if self._stopped:
                 return  # client-go drops the record once stopCh is closed
-            if self._core.insert(item, self._clock.now_ns() + delay_ns):
+            if self._insert(item, self._now_ns() + delay_ns):
                 self._cond.notify()
 
     def waiting(self) -> dict[T, float]:
@@ -98,7 +115,7 @@ class DelayingQueue(Generic[T]):
         clock = self._clock
         with self._cond:
             while not self._stopped:
-                if self.queue.shutting_down():
+                if self._queue_core.shutting_down:
                     break
                 now = clock.now_ns()
                 for item in self._core.pop_due(now):

@@ -129,12 +129,12 @@ class DelayingCore(Generic[T]):
 
         Returns True when the earliest ready time changed (the timer must be re-armed).
         """
+        existing = self.waiting.get(item)
+        if existing is not None and not ready_at < existing.ready_at:
+            return False  # the common retry of a waiting item: nothing to do
         heap = self._heap
         before = heap[0].ready_at if heap else None
-        existing = self.waiting.get(item)
         if existing is not None:
-            if not ready_at < existing.ready_at:
-                return False
             existing.ready_at = ready_at
             self._fix(existing.index)
         else:

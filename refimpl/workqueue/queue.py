@@ -12,7 +12,9 @@ shutdown when the last in-flight item is done. client-go uses one ``sync.Cond`` 
 ``Signal`` for both; with two draining callers one of them could then sleep forever
 (client-go util/workqueue/queue.go ShutDownWithDrain; WQ-12; upstream PR #141079).
 Separate conditions make that impossible without changing anything a single caller can
-observe.
+observe. Each condition is notified only while some thread is parked on it (the shell
+counts getters and drainers around ``wait()``, under the lock): a notify nobody can
+receive changes nothing, and skipping it is most of the shell's saving.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, RealClock
 from refimpl.workqueue.core import QueueContainer, QueueCore
 from refimpl.workqueue.metrics import MetricsProvider, QueueMetrics
@@ -60,9 +63,18 @@ class Queue(Generic[T]):
             else None
         )
         self._core: QueueCore[T] = QueueCore(container, metrics)
+        # Bound once: the hot paths below call these under the lock.
+        self._core_add = self._core.add
+        self._core_get = self._core.get
+        self._core_done = self._core.done
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
         self._idle = threading.Condition(self._lock)
+        # Threads parked in get() / shut_down_with_drain(), counted under the lock
+        # around their wait(): a notify with nobody parked is skipped, which is most of
+        # a Condition's cost (every thread in a wait() is counted, so none is missed).
+        self._getters = 0
+        self._drainers = 0
         self._stop = threading.Event()
         self._tick = threading.Condition()  # the metrics loop parks here between refreshes
         self._metrics_thread: threading.Thread | None = None
@@ -81,7 +93,7 @@ class Queue(Generic[T]):
     def add(self, item: T) -> None:
         """Mark ``item`` as needing processing; ignored once shutting down."""
         with self._lock:
-            if self._core.add(item):
+            if self._core_add(item) and self._getters:
                 self._not_empty.notify()
 
     # -- consumer side ---------------------------------------------------------------
@@ -93,18 +105,27 @@ class Queue(Generic[T]):
         ``shut_down`` the items still queued are handed out first.
         """
         with self._lock:
+            try:
+                return self._core_get()
+            except WouldBlock:
+                pass
+            # Nothing queued: park until add, a re-queueing done or shutdown wakes us.
             core = self._core
-            while not core.can_get():
-                self._not_empty.wait()
-            return core.get()
+            self._getters += 1
+            try:
+                while not core.can_get():
+                    self._not_empty.wait()
+            finally:
+                self._getters -= 1
+            return self._core_get()
 
     def done(self, item: T) -> None:
         """Finish ``item``; if it was added again meanwhile, queue it once more."""
         with self._lock:
-            requeued, idle = self._core.done(item)
-            if requeued:
+            requeued, idle = self._core_done(item)
+            if requeued and self._getters:
                 self._not_empty.notify()
-            if idle:
+            if idle and self._drainers:
                 self._idle.notify_all()
 
     def __len__(self) -> int:
@@ -141,8 +162,13 @@ class Queue(Generic[T]):
             core = self._core
             core.begin_drain()
             self._not_empty.notify_all()
-            while not core.drain_complete():
-                self._idle.wait()
+            if not core.drain_complete():
+                self._drainers += 1
+                try:
+                    while not core.drain_complete():
+                        self._idle.wait()
+                finally:
+                    self._drainers -= 1
         self._stop_metrics_thread()
 
     def shutting_down(self) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from typing import TypeVar
 
 from refimpl.clock import NS_PER_SECOND, FakeClock, to_ns
-from refimpl.workqueue.core import QueueCore
+from refimpl.workqueue.core import QueueCore, check_item
 from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
 from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
 from refimpl.workqueue.rate_limiting import RateLimiting
@@ -39,7 +39,7 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
         self.waiting: DelayingCore[T] = DelayingCore()
         #: shut_down has run: like the threaded shell, it runs once (client-go's stopOnce).
         self.shut_down_once = False
-        self.rate_limiter: RateLimiter[T] = (
+        self.rate_limiter = (
             rate_limiter
             if rate_limiter is not None
             else default_controller_rate_limiter(clock=clock)
@@ -73,15 +73,14 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
     # delaying
     def add_after(self, item: T, delay: float) -> None:
         check_add_after(item, delay)
-        if self.core.shutting_down:
-            return
-        if delay <= 0:
-            self.core.add(item)
-        else:
-            self.add_after_ns(item, to_ns(delay))
+        self._add_after_ns(item, to_ns(delay) if delay > 0 else 0)
 
     def add_after_ns(self, item: T, delay_ns: int) -> None:
         """:meth:`add_after` with the delay already in integer nanoseconds."""
+        check_item(item)
+        self._add_after_ns(item, delay_ns)
+
+    def _add_after_ns(self, item: T, delay_ns: int) -> None:
         if self.core.shutting_down:
             return
         if delay_ns <= 0:
