@@ -208,7 +208,7 @@ TypeOK ==
     /\ synced \in BOOLEAN
     /\ store \in [Keys -> RVs \cup {0}]
 
-(* semantics.md section 11, items 19, 21, 25.                              *)
+(* docs/invariants.md FIFO-1, FIFO-2, FIFO-3, FIFO-7.                      *)
 QueueIsItemsKeys ==
     /\ Range(queue) = QueuedKeys
     /\ Len(queue) = Cardinality(Range(queue))

@@ -170,7 +170,7 @@ Fairness ==
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* Safety (semantics.md section 11, items 1, 2, 4, 6).                     *)
+(* Safety (docs/invariants.md WQ-1, WQ-2, WQ-3, WQ-5).                     *)
 NoTwoWorkersOnOneKey ==
     \A v, w \in Workers : v # w /\ holding[v] \in Keys => holding[v] # holding[w]
 

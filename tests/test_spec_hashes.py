@@ -1,8 +1,9 @@
 """The committed state graphs and the manifest are in step with the specs.
 
 A graph records the sha256 of the spec files that produced it (the MC module, its cfg
-and the spec modules they extend); if any of them changed, the graph is stale and the
-replay tests would check the code against an old spec. Regenerate with
+and the spec modules they extend), comments left out, since TLC ignores them; if any of
+them changed otherwise, the graph is stale and the replay tests would check the code
+against an old spec. Regenerate with
 ``refimpl spec export MODEL`` (needs TLA2TOOLS_JAR).
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from refimpl.tla.graph import load_graph, spec_files, spec_hash
+from refimpl.tla.graph import load_graph, spec_files, spec_hash, without_comments
 from refimpl.tla.manifest import Model, load_manifest
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
@@ -63,3 +64,26 @@ def test_hash_changes_with_any_spec_file(tmp_path: Path) -> None:
     spec = tmp_path / "WorkQueue.tla"
     spec.write_text(spec.read_text().replace("x \\notin dirty", "x \\notin processing", 1))
     assert spec_hash(files) != before
+
+
+def test_comments_do_not_change_the_hash_code_does(tmp_path: Path) -> None:
+    for name in ("MCWorkQueue.tla", "MCWorkQueue.cfg", "WorkQueue.tla"):
+        (tmp_path / name).write_bytes((SPEC / name).read_bytes())
+    files = spec_files(tmp_path / "MCWorkQueue.tla", tmp_path / "MCWorkQueue.cfg")
+    before = spec_hash(files)
+    spec = tmp_path / "WorkQueue.tla"
+    text = spec.read_text()
+    # A comment rewritten, one added on its own lines and one at the end of a line.
+    edited = text.replace("(* Safety", "(* Safety, rewritten at length", 1)
+    edited = edited.replace("Init ==", "(* a new\n   comment *)\nInit == \\* here too", 1)
+    assert edited != text
+    spec.write_text(edited)
+    assert spec_hash(files) == before
+    # Moving a conjunct's column is not a comment edit: TLA+ reads the alignment.
+    spec.write_text(text.replace("\n    /\\ ", "\n     /\\ ", 1))
+    assert spec_hash(files) != before
+
+
+def test_without_comments_keeps_strings_and_columns() -> None:
+    text = 'A == "x (* y *) \\\\* z" \\* gone\n(* a (* nested *) b *)\n  /\\ B (* c *) /\\ C\n'
+    assert without_comments(text) == 'A == "x (* y *) \\\\* z"\n  /\\ B         /\\ C'

@@ -40,6 +40,7 @@ __all__ = [
     "parse_dot",
     "spec_files",
     "spec_hash",
+    "without_comments",
     "write_graph",
 ]
 
@@ -208,12 +209,67 @@ def _strip_comments(source: str) -> str:
 
 
 def spec_hash(files: Iterable[Path]) -> str:
-    """sha256 over (file name, contents) of ``files``, in name order."""
+    """sha256 over (file name, text without comments) of ``files``, in name order.
+
+    TLC ignores comments, so a comment edit never makes a graph stale and does not
+    change the hash; every other edit does (see :func:`without_comments`).
+    """
     digest = hashlib.sha256()
     for path in sorted(files, key=lambda p: p.name):
         digest.update(path.name.encode() + b"\0")
-        digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+        text = path.read_bytes().decode("utf-8").replace("\r\n", "\n")
+        digest.update(without_comments(text).encode() + b"\0")
     return digest.hexdigest()
+
+
+def without_comments(text: str) -> str:
+    """TLA+ (or TLC config) text with its comments blanked out: ``(* ... *)``, which
+    nest, and ``\\*`` to the end of the line, outside string literals. Each comment
+    character becomes a space, so the columns of the code around it stay where they
+    are (TLA+ reads the alignment of ``/\\`` and ``\\/`` lists); then lines lose
+    their trailing blanks and lines left empty are dropped."""
+    out: list[str] = []
+    depth = 0
+    in_string = False
+    i = 0
+    while i < len(text):
+        pair = text[i : i + 2]
+        ch = text[i]
+        if depth:
+            if pair == "(*":
+                depth += 1
+                out.append("  ")
+                i += 2
+            elif pair == "*)":
+                depth -= 1
+                out.append("  ")
+                i += 2
+            else:
+                out.append(ch if ch == "\n" else " ")
+                i += 1
+        elif in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < len(text):
+                out.append(text[i + 1])
+                i += 2
+                continue
+            in_string = ch != '"'
+            i += 1
+        elif pair == "(*":
+            depth = 1
+            out.append("  ")
+            i += 2
+        elif pair == "\\*":
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+        else:
+            in_string = ch == '"'
+            out.append(ch)
+            i += 1
+    lines = (line.rstrip() for line in "".join(out).split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def write_graph(graph: StateGraph, path: Path) -> None:
