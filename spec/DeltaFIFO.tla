@@ -19,7 +19,7 @@
 (* or synced by Resync, is any order here.  Close is not modelled.        *)
 (*                                                                         *)
 (* Refined by refimpl/cache/delta_fifo.py (DeltaFIFOCore) plus           *)
-(* refimpl/cache/controller.py (process_deltas) on refimpl/cache/store.py  *)
+(* refimpl/cache/process_deltas.py on refimpl/cache/store.py              *)
 (* (Indexer): see refimpl/tla/refine_fifo.py for the mapping.             *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets

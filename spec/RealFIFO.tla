@@ -16,7 +16,7 @@
 (* Bookmarks and Close are not modelled.                                   *)
 (*                                                                         *)
 (* Refined by refimpl/cache/real_fifo.py (RealFIFOCore) plus               *)
-(* refimpl/cache/controller.py (process_deltas): refimpl/tla/refine_fifo.py.*)
+(* refimpl/cache/process_deltas.py: refimpl/tla/refine_fifo.py.           *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 

@@ -1,4 +1,4 @@
-"""process_deltas and friends (refimpl.cache.controller): store first, then handlers."""
+"""process_deltas and friends (refimpl.cache.process_deltas): store first, then handlers."""
 
 from __future__ import annotations
 

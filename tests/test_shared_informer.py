@@ -19,7 +19,7 @@ import pytest
 
 from refimpl.apierrors import AlreadyExists, NotFound
 from refimpl.apiserver import ApiServer, ApiServerListerWatcher
-from refimpl.cache.controller import ResourceEventHandlerFuncs
+from refimpl.cache.handlers import ResourceEventHandlerFuncs
 from refimpl.cache.processor import DeleteNotification
 from refimpl.cache.shared_informer import (
     FifoMode,

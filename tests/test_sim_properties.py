@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 
 from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher
-from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.processor import ProcessorListener
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.clock import FakeClock

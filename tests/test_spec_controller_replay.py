@@ -23,7 +23,7 @@ from typing import TypeVar
 import attrs
 import pytest
 
-from refimpl.cache.controller import ResourceEventHandler, ResourceEventHandlerFuncs
+from refimpl.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
 from refimpl.clock import FakeClock
 from refimpl.meta import object_key
 from refimpl.tla.graph import StateGraph, freeze_state, load_graph

@@ -16,9 +16,9 @@ from functools import partial
 from typing import Any
 
 from refimpl.blocking import WouldBlock
-from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, tombstone
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore

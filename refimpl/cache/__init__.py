@@ -14,16 +14,6 @@ are (``TypedResourceEventHandler[T]``, ``TypedIndexer[T]``,
 with before. Types only: nothing about run-time behaviour depends on them.
 """
 
-from refimpl.cache.controller import (
-    BatchProcessingError,
-    FilteringResourceEventHandler,
-    ResourceEventHandler,
-    ResourceEventHandlerDetailedFuncs,
-    ResourceEventHandlerFuncs,
-    process_deltas,
-    process_deltas_in_batch,
-    process_replaced_all,
-)
 from refimpl.cache.delta_fifo import DeltaFIFO, DeltaFIFOCore
 from refimpl.cache.deltas import (
     BATCHABLE_TYPES,
@@ -42,8 +32,20 @@ from refimpl.cache.deltas import (
     oldest,
     tombstone,
 )
+from refimpl.cache.handlers import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerDetailedFuncs,
+    ResourceEventHandlerFuncs,
+)
 from refimpl.cache.informer_core import InformerCore
 from refimpl.cache.listwatch import ListerWatcher, ListPager, ListWatch
+from refimpl.cache.process_deltas import (
+    BatchProcessingError,
+    process_deltas,
+    process_deltas_in_batch,
+    process_replaced_all,
+)
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,

@@ -29,11 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, Protocol
 
 from refimpl._typing import TypeVar
-from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, TransformFunc
 from refimpl.cache.error_report import ErrorReporter
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.listwatch import ListerWatcher
+from refimpl.cache.process_deltas import process_deltas, process_deltas_in_batch
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,

@@ -31,8 +31,8 @@ from typing import Any
 
 import attrs
 
-from refimpl.cache.controller import ResourceEventHandler
 from refimpl.cache.error_report import ErrorReporter
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.clock import Clock
 from refimpl.meta import Object
 

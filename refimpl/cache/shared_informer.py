@@ -33,10 +33,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta, FIFOClosedError, TransformFunc
 from refimpl.cache.error_report import errors_log
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.informer_core import (
     FifoMode,
     FifoWriter,
@@ -47,6 +47,7 @@ from refimpl.cache.informer_core import (
     ObjT,
 )
 from refimpl.cache.listwatch import ListerWatcher
+from refimpl.cache.process_deltas import process_deltas, process_deltas_in_batch
 from refimpl.cache.processor import ProcessorListener, check_period_value
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import Reflector

@@ -345,8 +345,9 @@ class TransactionError(Exception):
 
 @runtime_checkable
 class Store(Protocol[StoredT]):
-    """client-go's ``Store`` interface (v1.36), as :func:`~refimpl.cache.controller.
-    process_deltas` and the listers use it. :class:`Indexer` implements it.
+    """client-go's ``Store`` interface (v1.36), as
+    :func:`~refimpl.cache.process_deltas.process_deltas` and the listers use it.
+    :class:`Indexer` implements it.
 
     ``add``/``update``/``delete``/``get`` raise :class:`~refimpl.meta.ObjectKeyError` for
     an object that cannot be keyed. Generic in the stored type (plain ``Store`` is

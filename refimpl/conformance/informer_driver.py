@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from refimpl.apierrors import ApiError, Expired, InternalError, TooManyRequests
-from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import TransformFunc
 from refimpl.cache.error_report import ErrorReporter
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.informer_core import FifoMode, FifoWriter, ProcessFunc
+from refimpl.cache.process_deltas import process_deltas, process_deltas_in_batch
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import (
     ListPending,

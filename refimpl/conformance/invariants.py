@@ -16,7 +16,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from refimpl.cache.controller import ResourceEventHandlerFuncs, process_deltas
+from refimpl.cache.handlers import ResourceEventHandlerFuncs
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.store import Indexer
 from refimpl.conformance.cache_driver import delta_from_json, object_from_json, to_json
 from refimpl.conformance.report import compact, show_request
@@ -102,7 +103,7 @@ def _plain(obj: Any) -> Any:
 class PoppedStore:
     """INF-3 end to end for ``delta_fifo`` and ``real_fifo``: one side's pops applied to a
     store the way an informer applies them (client-go ``controller.go`` processDeltas,
-    ported as :func:`refimpl.cache.controller.process_deltas`), next to the source the
+    ported as :func:`refimpl.cache.process_deltas.process_deltas`), next to the source the
     requests describe: the last ``replace``'s objects, then later ``add``/``update``
     (set) and ``delete`` (gone).
 

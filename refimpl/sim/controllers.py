@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import attrs
 
-from refimpl.cache.controller import ResourceEventHandler
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from refimpl.apiserver import CoreWatch
-from refimpl.cache.controller import ResourceEventHandler, process_deltas, process_deltas_in_batch
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.informer_core import (
     AppliedKind,
     FifoMode,
@@ -27,6 +27,7 @@ from refimpl.cache.informer_core import (
     ListMode,
 )
 from refimpl.cache.listwatch import ListerWatcher
+from refimpl.cache.process_deltas import process_deltas, process_deltas_in_batch
 from refimpl.cache.processor import ProcessorListener
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector, WaitForEvent, WaitForList, WaitUntil

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refimpl.cache.controller import ResourceEventHandler
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from refimpl.cache.controller import ResourceEventHandler
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.reflector import WaitForEvent, WaitUntil
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.informer import SimInformer

@@ -5,7 +5,7 @@ under test: :func:`refimpl.worker.process_next_work_item` (the worker's get, its
 success/failure handling and its done), a
 :class:`~refimpl.workqueue.virtual.VirtualRateLimitingQueue` (QueueCore + DelayingCore
 + client-go's default controller rate limiter), and the informer's last stage,
-:func:`refimpl.cache.controller.process_deltas` over an
+:func:`refimpl.cache.process_deltas.process_deltas` over an
 :class:`~refimpl.cache.store.Indexer`, notifying the controller's enqueue handler. The
 work-queue variables are mapped by :mod:`refimpl.tla.refine_workqueue` (``queue``,
 ``dirty``, ``processing``, ``shuttingDown``, ``drain``, ``waiting``, ``holding``,
@@ -56,12 +56,9 @@ from typing import NoReturn, Protocol
 import attrs
 
 from refimpl.blocking import WouldBlock
-from refimpl.cache.controller import (
-    ResourceEventHandler,
-    ResourceEventHandlerFuncs,
-    process_deltas,
-)
 from refimpl.cache.deltas import Delta, DeltaType
+from refimpl.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key

@@ -44,9 +44,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo, SyncAllInfo
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer
 from refimpl.meta import DeletedFinalStateUnknown, Object

@@ -64,7 +64,6 @@ import attrs
 
 from refimpl.apierrors import Expired
 from refimpl.apiserver import ApiServerCore, CoreWatch
-from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta
 from refimpl.cache.informer_core import (
@@ -75,6 +74,7 @@ from refimpl.cache.informer_core import (
     ProcessFunc,
 )
 from refimpl.cache.listwatch import Watch
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 
 from refimpl.apiserver import ApiServerCore
-from refimpl.cache.controller import ResourceEventHandlerFuncs
+from refimpl.cache.handlers import ResourceEventHandlerFuncs
 from refimpl.clock import FakeClock
 from refimpl.meta import Object, meta_namespace_key_func
 from refimpl.tour import Claim, equal, experiment

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import attrs
 
-from refimpl.cache.controller import process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.shared_informer import FifoMode, SharedIndexInformer
 from refimpl.cache.store import Indexer
 from refimpl.meta import DeletedFinalStateUnknown, Object

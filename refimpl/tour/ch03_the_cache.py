@@ -21,7 +21,7 @@ from refimpl.apiserver import (
     RequestCounters,
     WatchListSupport,
 )
-from refimpl.cache.controller import ResourceEventHandlerFuncs
+from refimpl.cache.handlers import ResourceEventHandlerFuncs
 from refimpl.cache.shared_informer import ListMode, SharedIndexInformer, wait_for_cache_sync
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, meta_namespace_key_func

@@ -15,8 +15,9 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.deltas import Delta, DeltaType
+from refimpl.cache.handlers import ResourceEventHandler
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.store import Indexer
 from refimpl.meta import meta_namespace_key_func
 from refimpl.tla.graph import StateGraph, load_graph, spec_files, spec_hash

@@ -18,11 +18,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from refimpl.apiserver import ApiServerCore, CoreWatch
-from refimpl.cache.controller import ResourceEventHandler, process_deltas
 from refimpl.cache.delta_fifo import DeltaFIFO
 from refimpl.cache.deltas import Delta
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.informer_core import new_fifo_core
 from refimpl.cache.listwatch import Watch
+from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector
 from refimpl.cache.shared_informer import FifoMode, GenericLister, ListMode

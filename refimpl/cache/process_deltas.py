@@ -1,20 +1,19 @@
 """Applying popped deltas: update the store first, then tell the handler.
 
 Stateless functions over a :class:`~refimpl.cache.store.Store` and a
-:class:`ResourceEventHandler`; nothing here locks, blocks or keeps state. Ports client-go
-``tools/cache/controller.go`` (``processDeltas``, ``processDeltasInBatch``,
-``processReplacedAllInfo``, the ``ResourceEventHandler`` adapters). Refines the
-``Process`` action of ``spec/Informer.tla``: variables ``store`` and ``notifications``
-(store-before-notify: every handler call sees the store already updated).
+:class:`~refimpl.cache.handlers.ResourceEventHandler`; nothing here locks, blocks or
+keeps state. Ports client-go ``tools/cache/controller.go`` (``processDeltas``,
+``processDeltasInBatch``, ``processReplacedAllInfo``; the handlers are in
+:mod:`refimpl.cache.handlers`). Refines the ``Process`` action of ``spec/Informer.tla``:
+variables ``store`` and ``notifications`` (store-before-notify: every handler call sees
+the store already updated).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, runtime_checkable
-
-import attrs
+from typing import Any
 
 from refimpl._typing import TypeVar
 from refimpl.cache.deltas import (
@@ -24,6 +23,7 @@ from refimpl.cache.deltas import (
     ReplacedAllInfo,
     SyncAllInfo,
 )
+from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.real_fifo import reconcile_replacement
 from refimpl.cache.store import (
     Store,
@@ -35,126 +35,16 @@ from refimpl.cache.store import (
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     KeyFunc,
-    Object,
     ObjectKeyError,
     deletion_handling_meta_namespace_key_func,
 )
 
 __all__ = [
     "BatchProcessingError",
-    "FilteringResourceEventHandler",
-    "ResourceEventHandler",
-    "ResourceEventHandlerDetailedFuncs",
-    "ResourceEventHandlerFuncs",
     "process_deltas",
     "process_deltas_in_batch",
+    "process_replaced_all",
 ]
-
-
-#: The object type a handler is written for (contravariant: a handler of ``Object``
-#: serves an informer of any ``Object[...]``). Plain ``ResourceEventHandler`` means
-#: ``ResourceEventHandler[Object]``.
-ObjT_contra = TypeVar("ObjT_contra", contravariant=True, default=Object)
-#: The object type of the function-based handlers below.
-ObjT = TypeVar("ObjT", default=Object)
-
-
-@runtime_checkable
-class ResourceEventHandler(Protocol[ObjT_contra]):
-    """Receives notifications (client-go ``ResourceEventHandler``; generic like its
-    ``TypedResourceEventHandler[T]``).
-
-    ``on_delete`` may receive a :class:`~refimpl.meta.DeletedFinalStateUnknown` whose
-    ``obj`` is stale or ``None``, hence its parameter type
-    ``T | DeletedFinalStateUnknown[T]``. Handlers must not change the objects they
-    get: they are the store's own.
-
-    The type parameter is for the type checker only: the informer does not check at
-    run time that what it delivers is a ``T`` (``SharedIndexInformer[Pod]`` promises
-    that the list/watch produces ``Pod``s).
-    """
-
-    def on_add(self, obj: ObjT_contra, is_in_initial_list: bool) -> None: ...
-    def on_update(self, old: ObjT_contra, new: ObjT_contra) -> None: ...
-    def on_delete(self, obj: ObjT_contra | DeletedFinalStateUnknown[ObjT_contra]) -> None: ...
-
-
-@attrs.frozen
-class ResourceEventHandlerFuncs(Generic[ObjT]):
-    """A handler from optional callables; ``add_func`` does not see the initial-list
-    flag (client-go ``ResourceEventHandlerFuncs`` and ``TypedResourceEventHandlerFuncs``:
-    one generic class serves both here)."""
-
-    add_func: Callable[[ObjT], None] | None = None
-    update_func: Callable[[ObjT, ObjT], None] | None = None
-    delete_func: Callable[[ObjT | DeletedFinalStateUnknown[ObjT]], None] | None = None
-
-    def on_add(self, obj: ObjT, is_in_initial_list: bool) -> None:
-        if self.add_func is not None:
-            self.add_func(obj)
-
-    def on_update(self, old: ObjT, new: ObjT) -> None:
-        if self.update_func is not None:
-            self.update_func(old, new)
-
-    def on_delete(self, obj: ObjT | DeletedFinalStateUnknown[ObjT]) -> None:
-        if self.delete_func is not None:
-            self.delete_func(obj)
-
-
-@attrs.frozen
-class ResourceEventHandlerDetailedFuncs(Generic[ObjT]):
-    """Like :class:`ResourceEventHandlerFuncs`, but ``add_func`` also receives
-    ``is_in_initial_list`` (client-go ``ResourceEventHandlerDetailedFuncs``)."""
-
-    add_func: Callable[[ObjT, bool], None] | None = None
-    update_func: Callable[[ObjT, ObjT], None] | None = None
-    delete_func: Callable[[ObjT | DeletedFinalStateUnknown[ObjT]], None] | None = None
-
-    def on_add(self, obj: ObjT, is_in_initial_list: bool) -> None:
-        if self.add_func is not None:
-            self.add_func(obj, is_in_initial_list)
-
-    def on_update(self, old: ObjT, new: ObjT) -> None:
-        if self.update_func is not None:
-            self.update_func(old, new)
-
-    def on_delete(self, obj: ObjT | DeletedFinalStateUnknown[ObjT]) -> None:
-        if self.delete_func is not None:
-            self.delete_func(obj)
-
-
-@attrs.frozen
-class FilteringResourceEventHandler(Generic[ObjT]):
-    """Forwards only objects that pass ``filter_func``.
-
-    An update whose new object starts passing becomes ``on_add(new, False)``; one whose
-    old object stops passing becomes ``on_delete(old)`` (the old object, not a
-    tombstone). ``filter_func`` must also cope with tombstones in ``on_delete``, hence
-    its parameter type ``T | DeletedFinalStateUnknown[T]`` (client-go's typed variant
-    filters the tombstone's possibly-nil object instead).
-    """
-
-    filter_func: Callable[[ObjT | DeletedFinalStateUnknown[ObjT]], bool]
-    handler: ResourceEventHandler[ObjT]
-
-    def on_add(self, obj: ObjT, is_in_initial_list: bool) -> None:
-        if self.filter_func(obj):
-            self.handler.on_add(obj, is_in_initial_list)
-
-    def on_update(self, old: ObjT, new: ObjT) -> None:
-        new_passes = self.filter_func(new)
-        old_passes = self.filter_func(old)
-        if new_passes and old_passes:
-            self.handler.on_update(old, new)
-        elif new_passes:
-            self.handler.on_add(new, False)
-        elif old_passes:
-            self.handler.on_delete(old)
-
-    def on_delete(self, obj: ObjT | DeletedFinalStateUnknown[ObjT]) -> None:
-        if self.filter_func(obj):
-            self.handler.on_delete(obj)
 
 
 class BatchProcessingError(Exception):
