@@ -9,13 +9,13 @@ add up to the graph's edges, with the left-out ones exactly the kinds listed.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_conformance_broken import BROKEN, BUGS
 
 from refimpl.conformance.spec_driven import (
     DRIVERS,
@@ -26,21 +26,7 @@ from refimpl.conformance.spec_driven import (
 )
 from refimpl.tla.graph import StateGraph
 
-ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "adapters" / "broken"
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
-
-
-def _load_bugs() -> Any:
-    spec = importlib.util.spec_from_file_location("broken_bugs", BROKEN / "bugs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.BUGS
-
-
-BUGS = _load_bugs()
 GRAPHS: dict[str, StateGraph] = {}
 
 

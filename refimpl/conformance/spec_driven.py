@@ -66,8 +66,6 @@ class Deviation:
     log: tuple[Logged, ...]
     #: the steps as the walker took them (for replaying a shorter path)
     steps: tuple[DrivenEdge, ...] = ()
-    #: a shortest path in the spec to the failing step (None: the path is one)
-    shortest: tuple[DrivenEdge, ...] | None = None
     #: True: ``path`` is a shorter spec path (see _Walker.shorten), replayed on a reset
     #: adapter, failing again; False: every shorter path tried passed
     shortened: bool | None = None
@@ -191,19 +189,18 @@ class _Graph:
                     todo.append(step.target)
         return seen
 
-    def path_to_untaken(self, start: int, taken: _Taken) -> list[DrivenEdge] | None:
-        """Shortest path from ``start`` ending in a step that covers an untaken edge."""
+    def search(self, start: int, found: Callable[[int], bool]) -> list[DrivenEdge] | None:
+        """Shortest path from ``start`` to the nearest state ``found`` accepts (breadth
+        first), or None if none is reachable."""
         back: dict[int, DrivenEdge | None] = {start: None}
         todo = deque([start])
         while todo:
             here = todo.popleft()
-            if taken.open_from[here]:
-                step = next(s for s in self.out[here] if taken.is_open(s))
-                path = [step]
-                node = here
-                while (prev := back[node]) is not None:
+            if found(here):
+                path: list[DrivenEdge] = []
+                while (prev := back[here]) is not None:
                     path.append(prev)
-                    node = prev.source
+                    here = prev.source
                 return path[::-1]
             for step in self.out[here]:
                 if step.target not in back:
@@ -211,21 +208,16 @@ class _Graph:
                     todo.append(step.target)
         return None
 
+    def path_to_untaken(self, start: int, taken: _Taken) -> list[DrivenEdge] | None:
+        """Shortest path from ``start`` ending in a step that covers an untaken edge."""
+        path = self.search(start, lambda state: taken.open_from[state] > 0)
+        if path is None:
+            return None
+        here = path[-1].target if path else start
+        return [*path, next(s for s in self.out[here] if taken.is_open(s))]
+
     def shortest_path(self, start: int, goal: int) -> list[DrivenEdge]:
-        back: dict[int, DrivenEdge | None] = {start: None}
-        todo = deque([start])
-        while todo and goal not in back:
-            here = todo.popleft()
-            for step in self.out[here]:
-                if step.target not in back:
-                    back[step.target] = step
-                    todo.append(step.target)
-        path: list[DrivenEdge] = []
-        node = goal
-        while (prev := back.get(node)) is not None:
-            path.append(prev)
-            node = prev.source
-        return path[::-1]
+        return self.search(start, lambda state: state == goal) or []
 
 
 class _Taken:
@@ -234,6 +226,7 @@ class _Taken:
 
     def __init__(self, graph: _Graph) -> None:
         self.edges: set[int] = set()
+        self.total = len(graph.drivable)
         self.left: dict[DrivenEdge, int] = {}
         self.steps_of: dict[int, list[DrivenEdge]] = {}
         self.open_from = [0] * len(graph.out)
@@ -245,6 +238,12 @@ class _Taken:
 
     def is_open(self, step: DrivenEdge) -> bool:
         return self.left.get(step, 0) > 0
+
+    @property
+    def done(self) -> bool:
+        """Every drivable edge taken (a walk only takes steps reachable from the initial
+        state, so every edge taken is drivable: counting suffices)."""
+        return len(self.edges) >= self.total
 
     def update(self, covers: tuple[int, ...]) -> None:
         for i in covers:
@@ -262,7 +261,7 @@ def plan_walks(graph: _Graph) -> list[list[DrivenEdge]]:
     every open order goes the way of the step planned."""
     taken = _Taken(graph)
     walks: list[list[DrivenEdge]] = []
-    while graph.drivable - taken.edges:
+    while not taken.done:
         walk: list[DrivenEdge] = []
         here = graph.init
         while (path := graph.path_to_untaken(here, taken)) is not None:
@@ -386,7 +385,7 @@ class _Walker:
                         self.step([step], plan)
             else:
                 self.restart()
-                while self.graph.drivable - self.taken.edges:
+                while not self.taken.done:
                     if not self.advance():
                         if len(self.belief) == 1 and self.current() == self.graph.init:
                             break
@@ -394,7 +393,7 @@ class _Walker:
         except _Abort:
             pass
         # Coverage is the walk's; replaying a shorter path afterwards adds nothing.
-        self.cov.covered = len(self.taken.edges & self.graph.drivable)
+        self.cov.covered = len(self.taken.edges)
         self.cov.states_visited = len(self.visited)
         steps, resets = self.cov.steps, self.cov.resets
         with contextlib.suppress(_Abort):
@@ -533,10 +532,7 @@ class _Walker:
         answer = self.send(request)
         if answer is not None:
             if step is None:
-                self.run_.refused = (
-                    f"the adapter answered {request_key({'r': answer})[6:-1]} to "
-                    f"{request_key(request)}"
-                )
+                self.run_.refused = f"the adapter answered {_shown(answer)} to {_shown(request)}"
                 raise _Abort
             self.deviate(step, request, [None], answer)
 
@@ -547,10 +543,6 @@ class _Walker:
         for e in expected:
             if e not in unique:
                 unique.append(e)
-        here = self.current()
-        shortest = None
-        if here is not None:
-            shortest = (*self.graph.shortest_path(self.graph.init, here), step)
         self.run_.deviation = Deviation(
             (*self.path, step.label),
             request,
@@ -558,21 +550,19 @@ class _Walker:
             actual,
             tuple(self.log),
             (*self.walked, step),
-            shortest,
         )
         raise _Abort
 
     def shorten(self, tries: int = 20) -> None:
         """Replace a deviation found after a long walk by a shorter spec path that
-        fails too on a reset adapter: the shortest path to the failing step first, then
-        shortest paths to a state on the walk followed by the rest of the walk."""
+        fails too on a reset adapter: a shortest path to a state on the walk followed by
+        the rest of the walk, shortest first (the last of them is a shortest path to the
+        failing step itself)."""
         found = self.run_.deviation
         if found is None:
             return
         walk = list(found.steps)
         candidates: list[list[DrivenEdge]] = []
-        if found.shortest is not None:
-            candidates.append(list(found.shortest))
         for i in range(1, len(walk)):
             to_here = self.graph.shortest_path(self.graph.init, walk[i].source)
             candidates.append([*to_here, *walk[i:]])
@@ -603,7 +593,7 @@ class _Walker:
         now = time.monotonic()
         if now - self.last_progress >= 1.0:
             self.last_progress = now
-            self.cov.covered = len(self.taken.edges & self.graph.drivable)
+            self.cov.covered = len(self.taken.edges)
             self.cov.states_visited = len(self.visited)
             self.cov.requests = self.adapter.requests_sent
             self.progress(self.cov)

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from refimpl.conformance.cache_driver import delta_json
+from refimpl.conformance.cache_driver import delta_json, to_json
 from refimpl.meta import Object
 from refimpl.tla.graph import Edge, StateGraph
 from refimpl.tla.refine_fifo import delta_from_spec, object_from_spec
@@ -337,10 +337,11 @@ class WorkQueueDriver:
 LIST_RV = "1"
 
 
-def _obj_json(value: Value) -> dict[str, Any]:
+def _obj_json(value: Value) -> Any:
+    """A spec object (never a tombstone: the producers' arguments) in protocol form."""
     obj = object_from_spec(value)
     assert isinstance(obj, Object)
-    return {"namespace": "", "name": obj.name, "rv": obj.resource_version, "labels": {}}
+    return to_json(obj)
 
 
 def _delta_json(value: Value) -> dict[str, Any]:
