@@ -16,16 +16,11 @@ except the seconds. docs/conformance.md's table is this script's ``--markdown`` 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
-from pathlib import Path
-from typing import Any
+
+from conformance import BROKEN, REFERENCE, load_bugs  # benchmarks/conformance.py
 
 from refimpl.conformance.spec_driven import DRIVERS, drive, load_model_graph
-
-ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "adapters" / "broken"
-REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
 
 #: component -> the models whose graphs drive it
 MODELS = {
@@ -36,21 +31,12 @@ MODELS = {
 }
 
 
-def load_bugs() -> Any:
-    spec = importlib.util.spec_from_file_location("broken_bugs", BROKEN / "bugs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.BUGS
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bug", action="append", default=[], help="only these bugs")
     parser.add_argument("--markdown", action="store_true", help="print markdown tables")
     args = parser.parse_args()
-    bugs = load_bugs()
+    bugs = load_bugs().BUGS
     graphs = {m: load_model_graph(m) for m in DRIVERS}
     rows: list[list[str]] = []
     for name, bug in bugs.items():
