@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from test_conformance_broken import BROKEN_BUGS
 
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, tombstone
@@ -142,17 +143,10 @@ def test_replay_catches_a_broken_delta_fifo(
 # -- broken RealFIFO cores -----------------------------------------------------------
 
 
-class SyncedAtTake(RealFIFOCore):
-    """Counts an entry as done when it is taken (DeltaFIFO's timing): HasSynced can turn
-    true while the last initial entry is still being processed (PR #136264)."""
-
-    def take_one(self) -> tuple[Delta, bool]:
-        taken = super().take_one()
-        super().finish(1)
-        return taken
-
-    def finish(self, n: int) -> None:
-        pass
+#: Counts an entry as done when it is taken (DeltaFIFO's timing): HasSynced can turn
+#: true while the last initial entry is still being processed (PR #136264). The same
+#: core is the broken adapter real-fifo-synced-at-take.
+SyncedAtTake = BROKEN_BUGS.RealFIFOSyncedAtTake
 
 
 class ReplacedBeforeTombstones(RealFIFOCore):
