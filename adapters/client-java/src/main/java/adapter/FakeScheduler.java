@@ -154,25 +154,34 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     }
   }
 
-  /** The worker waits for a task that is not due yet, or for none (or never started). */
+  /**
+   * The worker waits for a task that is not due yet, or for none (or never started). Read under
+   * the lock the worker parks in, so {@code parked} and {@code parkedUntil} belong together.
+   */
   boolean sleeping() {
-    Thread w = worker;
-    if (w == null || !w.isAlive()) {
-      return true;
+    synchronized (FakeClock.LOCK) {
+      Thread w = worker;
+      if (w == null || !w.isAlive()) {
+        return true;
+      }
+      Long until = parkedUntil;
+      return parked && (until == null || until > FakeClock.nanos());
     }
-    Long until = parkedUntil;
-    return parked && (until == null || until > FakeClock.nanos());
   }
 
   /** The worker is parked waiting for a task that will fall due. */
   boolean sleepingOnTask() {
-    Thread w = worker;
-    return w != null && w.isAlive() && parked && parkedUntil != null;
+    synchronized (FakeClock.LOCK) {
+      Thread w = worker;
+      return w != null && w.isAlive() && parked && parkedUntil != null;
+    }
   }
 
   Long deadlineNs() {
-    Thread w = worker;
-    return w != null && w.isAlive() && parked ? parkedUntil : null;
+    synchronized (FakeClock.LOCK) {
+      Thread w = worker;
+      return w != null && w.isAlive() && parked ? parkedUntil : null;
+    }
   }
 
   @Override

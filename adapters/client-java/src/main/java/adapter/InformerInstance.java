@@ -106,8 +106,15 @@ final class InformerInstance implements Instance {
       }
     }
 
+    /**
+     * Read under the lock the reflector thread changes both fields in: read one at a time, a
+     * stale {@code state} and a fresh {@code reply} would call a thread that just took its answer
+     * parked, and the barrier would observe before the answer was handled.
+     */
     boolean parked() {
-      return state != null && reply == null;
+      synchronized (FakeClock.LOCK) {
+        return state != null && reply == null;
+      }
     }
 
     void answer(Object... r) {
@@ -296,8 +303,14 @@ final class InformerInstance implements Instance {
       return super.pop(func);
     }
 
+    /**
+     * Under the gate, as {@code pop} changes {@code waiting}: read apart, a stale {@code waiting}
+     * and a queue the loop has just emptied would call a loop that is processing idle.
+     */
     boolean idle() {
-      return waiting && (paused || listKeys().isEmpty());
+      synchronized (gate) {
+        return waiting && (paused || listKeys().isEmpty());
+      }
     }
 
     void setPaused(boolean p) {

@@ -193,8 +193,11 @@ final class Queues {
       }
     }
 
+    /** Under the lock {@code poll} parks in, so the fields and the queue agree. */
     boolean idle() {
-      return parked && isEmpty() && deadlineMs > FakeClock.millis();
+      synchronized (FakeClock.LOCK) {
+        return parked && isEmpty() && deadlineMs > FakeClock.millis();
+      }
     }
 
     Long deadlineNs() {
