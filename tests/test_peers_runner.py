@@ -107,6 +107,24 @@ def test_a_verdict_that_differs_from_its_pin_fails(tmp_path: Path) -> None:
     assert "## Timings" in doc
 
 
+def test_a_search_the_budget_ends_is_inconclusive_not_a_pass(tmp_path: Path) -> None:
+    # 100000 examples cannot run in one second: the clock, not the seed, would decide
+    # what was searched, so the pinned pass is not confirmed on this (or any) machine.
+    checks = [
+        {"component": "queue", "seed": 1, "budget": 1, "max_examples": 100_000, "expect": "pass"}
+    ]
+    fake_peer(tmp_path, checks=checks)
+    status, out = peers(tmp_path)
+    assert status == 1, out
+    assert "check 1/1 queue (seed 1): inconclusive MISMATCH (expected pass)" in out
+    assert verdict_of(
+        0, "  queue  PASS  9 examples [the budget ended the search before --max-examples 50]"
+    ) == (
+        "inconclusive",
+        "queue  PASS  9 examples [the budget ended the search before --max-examples 50]",
+    )
+
+
 @pytest.mark.timeout(120)
 def test_a_trace_the_peer_passes_is_a_mismatch(tmp_path: Path) -> None:
     """A pinned trace says the peer lacks a behaviour; the reference adapter has it."""

@@ -36,6 +36,7 @@ from refimpl.conformance.report import (
 )
 
 __all__ = [
+    "BUDGET_ENDED",
     "EXIT_ADAPTER",
     "EXIT_DISAGREE",
     "EXIT_PASS",
@@ -51,6 +52,8 @@ __all__ = [
 ]
 
 EXIT_PASS, EXIT_DISAGREE, EXIT_ADAPTER, EXIT_USAGE = 0, 1, 2, 3
+#: The summary note of a component whose search the budget ended without a finding.
+BUDGET_ENDED = "the budget ended the search before --max-examples"
 
 #: Error kinds an adapter may only answer when the reference answers the same: anything
 #: else means the adapter could not carry out a request it declared (its fault, not a
@@ -558,6 +561,10 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
         raise HarnessError(
             f"the search for {component} stopped with {type(error).__name__}: {error}"
         ) from error
+    if ctx.best is None and outcome == "budget":
+        # A search cut short by the clock is no statement about the examples it did not
+        # reach: say so, so a pinned verdict (refimpl peers) can call it inconclusive.
+        result.note = f"{BUDGET_ENDED} {ctx.config.max_examples}"
     if ctx.best is not None:
         if outcome != "aborted" and ctx.config.shrink:
             ctx.best = minimize(ctx, ctx.best)
