@@ -23,6 +23,7 @@ from refimpl.conformance.informer_checks import InformerChecker, observation_pro
 from refimpl.conformance.runner import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config, run
 
 TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
 
 
@@ -249,3 +250,43 @@ def test_an_advance_fires_every_resync_that_falls_due_inside_it(mode: str) -> No
     update = {"handler": "h0", "kind": "update", "key": "a", "rv": "2", "old_rv": "2", "cache": "2"}
     assert answers[4]["result"]["calls"] == [update] * 3
     assert answers[6]["result"]["calls"] == [update]  # the next one is due at 40 s
+
+
+@pytest.mark.parametrize("mode", ["real-atomic", "real", "delta"])
+def test_resyncs_fire_while_a_429_on_the_watch_is_waited_out(mode: str) -> None:
+    # Found by the client-go peer (adapters/client-go/findings/resync-during-watch-backoff
+    # .jsonl): startResync runs for the whole watch phase, backoffs in Reflector.watch
+    # included, so 65 s at a 10 s period resync six times whenever the backoff ended.
+    requests = [
+        call("add_handler", name="h0", raises=False, resync=None),
+        call("start"),
+        call("list_reply", objects=[obj("a", 3)], rv="3"),
+        call("watch_error", reason="too_many_requests"),
+        {"op": "advance", "seconds": 65.0},
+        call("state"),
+    ]
+    answers = drive(requests, {"fifo": mode, "resync": 10.0})
+    assert answers[3]["result"]["waiting"] == {"op": "sleeping"}
+    update = {"handler": "h0", "kind": "update", "key": "a", "rv": "3", "old_rv": "3", "cache": "3"}
+    state = answers[5]["result"]
+    assert state["calls"] == [update] * 6
+    assert state["waiting"] == {"op": "watch", "rv": "3"}  # the backoff ended at the step's end
+
+
+def test_the_steered_reference_agrees_on_resyncs_during_a_watch_backoff(tmp_path: Path) -> None:
+    # The in-process reference is steered by the adapter's answers (its backoff ends when
+    # the adapter asks again, seen after the advance); the reference adapter process is
+    # not. Resyncs inside the advance must not end the process's backoff early: a watch
+    # that then opens and ends at once is "very short" (a relist) on both sides only if
+    # both made the request at the end of the step.
+    trace = ROOT / "adapters" / "client-go" / "findings" / "resync-during-watch-backoff.jsonl"
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    tail = [call("watch_open"), call("watch_end", how="clean"), call("state")]
+    tail = [{**r, "instance": "i"} for r in tail]
+    extended = tmp_path / "extended.jsonl"
+    extended.write_text("\n".join(lines + [json.dumps(r) for r in tail]) + "\n")
+    for path in (trace, extended):
+        status, out = conform(REFERENCE, replay=str(path))
+        assert status == EXIT_PASS, out
+    last = out.strip().splitlines()[-1]
+    assert "watch_end" in out and 'waiting: {op: "sleeping"}' in last  # very short: relist

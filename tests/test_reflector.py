@@ -393,6 +393,69 @@ def test_429_error_event_on_an_open_watch_backs_off_then_rewatches() -> None:
     assert (server.counters.lists, server.counters.watches) == (1, 2)
 
 
+def test_resync_keeps_firing_while_a_429_on_a_rewatch_is_waited_out() -> None:
+    # client-go: watchWithResync runs startResync on its own goroutine for the whole watch
+    # phase, and Reflector.watch waits out a 429 inside that phase (INF-7: resyncs when due).
+    server = ApiServerCore()
+    fill(server, 1)
+    clock = FakeClock(0.0)
+    r, store = stepped(server, clock, resync_period=0.25)
+    r.run_until_blocked()  # list at 0, watch at 2, resync due at 0.25
+    server.fail_watch(error=TooManyRequests())
+    clock.set_time(0.1)
+    r.run_until_blocked()
+    wait = r.waiting
+    assert isinstance(wait, WaitUntil) and wait.reason == "watch-retry"
+    assert wait.resync_at == 0.25 and 0.9 <= wait.deadline < 1.7
+    assert r.next_deadline() == 0.25
+    deadline = wait.deadline
+    fired = []
+    for t in (0.25, 0.5, 0.75):
+        clock.set_time(t)
+        r.run_until_blocked()
+        fired.append(store.resyncs)
+        assert isinstance(r.waiting, WaitUntil) and r.waiting.deadline == deadline  # same backoff
+    assert fired == [1, 2, 3]
+    clock.set_time(deadline)
+    r.run_until_blocked()
+    assert store.resyncs == 3 + (deadline >= 1.0)  # the one due at 1.0, if it came first
+    assert isinstance(r.waiting, WaitForEvent) and r.waiting.resync_at is not None  # armed
+    assert (server.counters.lists, server.counters.watches) == (1, 2)
+
+
+def test_a_clock_jump_past_the_backoff_and_a_resync_fires_them_in_time_order() -> None:
+    server = ApiServerCore()
+    fill(server, 1)
+    clock = FakeClock(0.0)
+    r, store = stepped(server, clock, resync_period=5.0)
+    server.fail_next_watches(1, TooManyRequests())
+    r.run_until_blocked()
+    assert isinstance(r.waiting, WaitUntil) and r.waiting.resync_at == 5.0
+    clock.set_time(20.0)  # past the backoff (< 1.6 s) first, then the resync
+    assert r.step() and isinstance(r.waiting, WaitForEvent) and store.resyncs == 0
+    r.run_until_blocked()
+    assert store.resyncs == 1  # then the watch phase's timer, once: it re-arms from now
+
+
+def test_a_resync_that_fails_during_the_backoff_ends_the_next_watch() -> None:
+    server = ApiServerCore()
+    fill(server, 1)
+    clock = FakeClock(0.0)
+    r, store = stepped(server, clock, resync_period=0.25)
+    server.fail_next_watches(1, TooManyRequests())
+    r.run_until_blocked()
+    store.fail_resync = True
+    clock.set_time(0.25)
+    r.run_until_blocked()
+    assert isinstance(r.waiting, WaitUntil) and r.waiting.resync_at is None  # timer stopped
+    store.fail_resync = False
+    clock.set_time(r.waiting.deadline)
+    r.run_until_blocked()
+    # client-go: the error waits on resyncerrc and ends the next handleWatch at once
+    assert isinstance(r.waiting, WaitUntil) and r.waiting.reason == "backoff"
+    assert (server.counters.lists, server.counters.watches) == (1, 2)
+
+
 def test_other_watch_start_errors_end_list_and_watch_and_relist() -> None:
     server = ApiServerCore()
     clock = FakeClock(0.0)
@@ -678,6 +741,31 @@ def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
         clock.set_time(p.deadline)
         p = r.wait_parked("watch", after=p.seq)
         assert store.resyncs == n
+
+
+@pytest.mark.timeout(20)
+def test_threaded_resync_fires_during_a_429_backoff_of_the_watch_phase(
+    running: list[tuple[threading.Event, threading.Thread]],
+) -> None:
+    clock = FakeClock(0.0)
+    server = ApiServer(clock=clock)
+    server.fail_next_watches(1)
+    store = RecordingStore()
+    r = Reflector(
+        ApiServerListerWatcher(server),
+        store,
+        clock=clock,
+        seed=3,
+        resync_period=0.25,
+        use_watch_list=False,
+    )
+    start(r, running)
+    p = r.wait_parked("watch-retry")
+    assert p.deadline == 0.25  # it wakes first for the resync, inside the backoff
+    clock.set_time(0.25)
+    p = r.wait_parked("watch-retry", after=p.seq)
+    assert store.resyncs == 1 and p.deadline == 0.5
+    assert server.counters.watches == 1  # still waiting out the 429
 
 
 @pytest.mark.timeout(20)

@@ -28,7 +28,7 @@ def resume(steps: Steps[None]) -> None:
 def until(wait: WaitUntil, stopped: bool) -> UntilAnswer:
     if stopped:
         return Wake.STOP  # ok
-    return Wake.RESYNC  # wrong: a WaitUntil is never answered with RESYNC
+    return Wake.LISTED  # wrong: a WaitUntil is never answered with LISTED
 
 def listed(wait: WaitForList) -> ListAnswer:
     return None  # wrong: a WaitForList is answered with LISTED or STOP

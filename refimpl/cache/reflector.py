@@ -397,10 +397,16 @@ class WaitForEvent:
 
 @attrs.frozen
 class WaitUntil:
-    """The loop waits until ``deadline`` or stop. Answered with an :data:`UntilAnswer`."""
+    """The loop waits until ``deadline`` or stop -- and, when ``resync_at`` is set, until
+    that resync time, answered ``Wake.RESYNC`` (the loop resyncs and waits on for the same
+    deadline). Answered with an :data:`UntilAnswer`."""
 
     deadline: float
     reason: WaitReason
+    #: Set for the backoff before a re-watch: client-go's resync goroutine
+    #: (``Reflector.startResync``) runs for the whole ``watchWithResync``, so it keeps
+    #: firing while ``Reflector.watch`` waits out a 429.
+    resync_at: float | None = None
 
 
 @attrs.frozen
@@ -425,8 +431,10 @@ Wait = WaitForEvent | WaitUntil | WaitForList
 #: The answer to a :class:`WaitForEvent`: the event, ``None`` (the stream ended), the
 #: exception reading it raised, ``Wake.RESYNC`` or ``Wake.STOP``.
 EventAnswer = WatchEvent | BaseException | Literal[Wake.RESYNC, Wake.STOP] | None
-#: The answer to a :class:`WaitUntil` (and what :meth:`ReflectorLoop._sleep` returns).
-UntilAnswer = Literal[Wake.DEADLINE, Wake.STOP]
+#: The answer to a :class:`WaitUntil` (``Wake.RESYNC`` only when it has a ``resync_at``).
+UntilAnswer = Literal[Wake.DEADLINE, Wake.STOP, Wake.RESYNC]
+#: What :meth:`ReflectorLoop._sleep` returns: how the wait ended.
+SleepEnd = Literal[Wake.DEADLINE, Wake.STOP]
 #: The answer to a :class:`WaitForList`.
 ListAnswer = Literal[Wake.LISTED, Wake.STOP]
 #: Whatever a driver may send into the loop; ``None`` also starts it (the first send).
@@ -514,6 +522,9 @@ class ReflectorLoop:
         self._min_watch_timeout = max(min_watch_timeout, DEFAULT_MIN_WATCH_TIMEOUT)
         self._on_error = watch_error_handler or _default_watch_error_handler
         self._resync_at: float | None = None  # set only during the watch phase
+        #: A resync that failed during a re-watch backoff: the next watch ends with it
+        #: (client-go's resync goroutine sends it on resyncerrc and stops).
+        self._resync_error: BaseException | None = None
 
     # -- Run / ListAndWatch -------------------------------------------------------------
 
@@ -597,6 +608,7 @@ class ReflectorLoop:
             yield from self._watch(w)
         finally:
             self._resync_at = None
+            self._resync_error = None
 
     def _watch(self, w: Watch | None) -> Steps[None]:
         core = self._core
@@ -616,7 +628,7 @@ class ReflectorLoop:
                 except Exception as err:
                     if core.after_watch_start_error(err) is NextStep.BACKOFF_THEN_REWATCH:
                         _log.debug("reflector %s: watch failed, backing off: %r", self.name, err)
-                        if (yield from self._sleep(self._delay(), "watch-retry")) is Wake.STOP:
+                        if (yield from self._rewatch_backoff()) is Wake.STOP:
                             return
                         continue
                     raise
@@ -638,7 +650,7 @@ class ReflectorLoop:
                 return
             if step is NextStep.BACKOFF_THEN_REWATCH:
                 _log.debug("reflector %s: watch returned 429, backing off", self.name)
-                if (yield from self._sleep(self._delay(), "watch-retry")) is Wake.STOP:
+                if (yield from self._rewatch_backoff()) is Wake.STOP:
                     return
                 continue
             if is_expired(cast(BaseException, ended_with)):
@@ -661,6 +673,10 @@ class ReflectorLoop:
         end_seen = False
         saw_non_added = False
         count = 0
+        if self._resync_error is not None and not exit_on_initial_events_end:
+            failed, self._resync_error = self._resync_error, None
+            w.stop()
+            return end_seen, failed
         while True:
             resync_at = None if exit_on_initial_events_end else self._resync_at
             got = yield WaitForEvent(w, resync_at)
@@ -790,15 +806,27 @@ class ReflectorLoop:
 
     # -- waiting ------------------------------------------------------------------------
 
-    def _sleep(self, seconds: float, reason: WaitReason) -> Steps[UntilAnswer]:
+    def _rewatch_backoff(self) -> Steps[SleepEnd]:
+        """The backoff before ``Reflector.watch`` tries again (a 429), resyncs included."""
+        return (yield from self._sleep(self._delay(), "watch-retry", resync=True))
+
+    def _sleep(self, seconds: float, reason: WaitReason, resync: bool = False) -> Steps[SleepEnd]:
         """Wait ``seconds`` on the clock: ``Wake.DEADLINE``, or ``Wake.STOP`` if stop was
-        requested meanwhile."""
+        requested meanwhile. ``resync``: the resync timer keeps firing meanwhile."""
         if self._stop.is_set():
             return Wake.STOP
-        got = yield WaitUntil(self._clock.now() + seconds, reason)
-        if got is Wake.STOP or got is Wake.DEADLINE:
-            return got
-        raise TypeError(f"a driver answered WaitUntil with {got!r}")
+        deadline = self._clock.now() + seconds
+        while True:
+            resync_at = self._resync_at if resync and self._resync_error is None else None
+            got = yield WaitUntil(deadline, reason, resync_at)
+            if got is Wake.STOP or got is Wake.DEADLINE:
+                return got
+            if got is Wake.RESYNC and resync_at is not None:
+                failed = self._resync()
+                if failed is not None:
+                    self._resync_error = failed  # no more resyncs; the next watch ends with it
+                continue
+            raise TypeError(f"a driver answered WaitUntil with {got!r}")
 
 
 # -- drivers ------------------------------------------------------------------------------
@@ -1032,15 +1060,16 @@ class Reflector(_ReflectorBase):
 
     def _wait_until(self, wait: WaitUntil, stop: threading.Event) -> UntilAnswer:
         clock = self._clock
+        wake_at = _first_wake(wait)
         with self._cond:
-            self._park(wait.reason, wait.deadline)
+            self._park(wait.reason, wake_at)
             try:
                 while True:
                     if stop.is_set():
                         return Wake.STOP
-                    if clock.now() >= wait.deadline:
-                        return Wake.DEADLINE
-                    clock.wait_until(self._cond, wait.deadline)
+                    if clock.now() >= wake_at:
+                        return _due(wait)
+                    clock.wait_until(self._cond, wake_at)
             finally:
                 self._parked = None
 
@@ -1062,6 +1091,22 @@ class Reflector(_ReflectorBase):
                     clock.wait_until(self._cond, wait.resync_at)
             finally:
                 self._parked = None
+
+
+def _first_wake(wait: WaitUntil) -> float:
+    """When a :class:`WaitUntil` first needs an answer: its deadline or its resync."""
+    if wait.resync_at is None:
+        return wait.deadline
+    return min(wait.deadline, wait.resync_at)
+
+
+def _due(wait: WaitUntil) -> Literal[Wake.DEADLINE, Wake.RESYNC]:
+    """The answer to a :class:`WaitUntil` whose first wake time has come: the resync when
+    it is due no later than the deadline (the two timers are independent in client-go;
+    the earlier fires first), else the deadline."""
+    if wait.resync_at is not None and wait.resync_at <= wait.deadline:
+        return Wake.RESYNC
+    return Wake.DEADLINE
 
 
 class _Blocked(enum.Enum):
@@ -1138,7 +1183,7 @@ class SteppedReflector(_ReflectorBase):
         """The clock time at which the loop would wake without an event, if any."""
         w = self.waiting
         if isinstance(w, WaitUntil):
-            return w.deadline
+            return _first_wake(w)
         if isinstance(w, WaitForEvent):
             return w.resync_at
         return None
@@ -1160,11 +1205,17 @@ class SteppedReflector(_ReflectorBase):
         return _BLOCKED
 
     def _resolve_until(self, wait: WaitUntil) -> UntilAnswer | _Blocked:
+        now = self._clock.now()
+        resync_due = wait.resync_at is not None and now >= wait.resync_at
+        if resync_due and (not self.clock_wakes or _due(wait) is Wake.RESYNC):
+            return Wake.RESYNC  # it fired before the driver's wake (which ends the wait next)
         if self._wake:
             self._wake = False
             return Wake.DEADLINE
-        if self.clock_wakes and self._clock.now() >= wait.deadline:
+        if self.clock_wakes and now >= wait.deadline:
             return Wake.DEADLINE
+        if resync_due:
+            return Wake.RESYNC
         return _BLOCKED
 
     def _resolve_event(self, wait: WaitForEvent) -> EventAnswer | _Blocked:

@@ -361,39 +361,50 @@ class InformerComponent:
         """Let the advanced time pass: every resync that falls due inside the step fires
         at its own deadline, in order, as with a real clock (client-go's reflector
         re-arms its resync timer from the time it fired, ``Reflector.startResync``, so
-        31 s at a 10 s period resync three times, not once at the end). Backoffs end at
-        the end of the step (see :meth:`_next_timer`)."""
+        31 s at a 10 s period resync three times, not once at the end), also during a
+        re-watch backoff. Backoffs end at the end of the step (see :meth:`_next_timer`)."""
         now = self._ns_clock.now_ns()
         target = self.clock.now_ns() + (now - self._seen_ns)
         self._seen_ns = now
-        for _ in range(100_000):
-            deadline = self._next_timer()
-            if deadline is None:
-                break
-            at = to_ns(deadline)
-            if at / 1_000_000_000 < deadline:
-                at += 1  # the first nanosecond that reaches it (FakeClock.set_time)
-            if at >= target:
-                break  # due at the end (or later): the final step handles it
-            self.clock.set_time_ns(max(at, self.clock.now_ns()))
-            self.settle()
-            if self._next_timer() == deadline:
-                break  # nothing moved at that deadline: leave the rest to the end
+        reflector = self.informer.reflector
+        clock_wakes = reflector is not None and reflector.clock_wakes
+        try:
+            if reflector is not None:
+                reflector.clock_wakes = False  # a backoff ends only at the end of the step
+            for _ in range(100_000):
+                deadline = self._next_timer()
+                if deadline is None:
+                    break
+                at = to_ns(deadline)
+                if at / 1_000_000_000 < deadline:
+                    at += 1  # the first nanosecond that reaches it (FakeClock.set_time)
+                if at >= target:
+                    break  # due at the end (or later): the final step handles it
+                self.clock.set_time_ns(max(at, self.clock.now_ns()))
+                self.settle()
+                if self._next_timer() == deadline:
+                    break  # nothing moved at that deadline: leave the rest to the end
+        finally:
+            if reflector is not None:
+                reflector.clock_wakes = clock_wakes
         self.clock.set_time_ns(target)
         self.settle()
 
     def _next_timer(self) -> float | None:
-        """The clock time of the reference's next resync while it watches. A backoff is
-        left out on purpose: steered by an adapter, the reference ends it when the
-        adapter asks again, which the harness sees only after the advance; unsteered
+        """The clock time of the reference's next resync while it watches -- or waits out
+        a re-watch backoff, where client-go's resync timer keeps running. The end of a
+        backoff is left out on purpose: steered by an adapter, the reference ends it when
+        the adapter asks again, which the harness sees only after the advance; unsteered
         (the reference adapter process) it must end at the same point, or the two would
         disagree about when the next request was made (and so about a watch that ends
-        within 1 s of it, client-go's VeryShortWatchError)."""
+        within 1 s of it, client-go's VeryShortWatchError). Either way a resync is the
+        same store call whether it falls in the backoff or in the wait for the next
+        watch, so the resyncs inside the step do not depend on where the backoff ended."""
         reflector = self.informer.reflector
         if reflector is None or self.informer.stopped:
             return None
         wait = reflector.waiting
-        return wait.resync_at if isinstance(wait, WaitForEvent) else None
+        return wait.resync_at if isinstance(wait, WaitForEvent | WaitUntil) else None
 
     def describe(self) -> str:
         fifo = self.informer.fifo_state() if self.informer.started else []

@@ -164,7 +164,7 @@ class SimInformer(InformerCore):
             return True
         now = self.clock.now()
         if isinstance(w, WaitUntil):
-            return now >= w.deadline
+            return now >= w.deadline or (w.resync_at is not None and now >= w.resync_at)
         if isinstance(w, WaitForList):
             return True  # its lister decides (the simulator's never defers an answer)
         if w.resync_at is not None and now >= w.resync_at:
