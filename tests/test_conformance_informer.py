@@ -290,3 +290,53 @@ def test_the_steered_reference_agrees_on_resyncs_during_a_watch_backoff(tmp_path
         assert status == EXIT_PASS, out
     last = out.strip().splitlines()[-1]
     assert "watch_end" in out and 'waiting: {op: "sleeping"}' in last  # very short: relist
+
+
+def _steered_very_short_watch(adapter_after_end: str) -> dict[str, Any]:
+    """client-go check 9's sequence (watch-list on): the stream ends at once, the
+    backoff runs, and the adapter is seen asleep at 1.4 s but asking again at 3.4 s;
+    the reference, steered, asks at 3.4 s. The re-requested stream then opens and ends
+    cleanly at 3.4 s: very short if the adapter asked after 2.4 s, not if before. The
+    adapter's answer to that end is ``adapter_after_end``; the reference's is returned."""
+    driver = ReferenceDriver(steered=True)
+    driver.handle({"id": 0, "op": "hello", "protocol": 2})
+    options = {"resync": 0, "fifo": "real-atomic", "watch_list": True}
+    driver.handle(
+        {"id": 1, "op": "create", "instance": "i", "component": "informer", "options": options}
+    )
+    bookmark = {"namespace": "", "name": "", "rv": "1", "labels": {}}
+    stream = {"op": "watch", "rv": "1", "send_initial_events": True}
+    steps: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+        (call("start"), None),
+        (call("watch_open"), None),
+        (call("watch_event", type="BOOKMARK", object=bookmark, initial_events_end=True), None),
+        (call("watch_end", how="clean"), None),
+        ({"op": "advance", "seconds": 1.4}, None),
+        (call("state"), {"op": "sleeping"}),
+        ({"op": "advance", "seconds": 2.0}, None),
+        (call("state"), stream),  # the adapter woke inside the advance
+        (call("watch_open"), {**stream, "op": "watching"}),
+        (
+            call("watch_end", how="clean"),
+            {"op": "list", "rv": "1"} if adapter_after_end == "list" else stream,
+        ),
+    ]
+    answer: dict[str, Any] = {}
+    for n, (request, waiting) in enumerate(steps, start=2):
+        actual = None if waiting is None else {"id": n, "result": {"waiting": waiting}}
+        answer = driver.handle({"id": n, **request}, actual)
+    return answer["result"]["waiting"]
+
+
+def test_an_undetermined_very_short_watch_follows_the_adapter() -> None:
+    # Where the protocol leaves open when the adapter asked (its jittered backoff ended
+    # inside an advance), client-go's 1 s rule has no single answer: the reference takes
+    # the adapter's, either way (found by the client-go peer: adapters/client-go/findings/
+    # informer-very-short-watch.jsonl).
+    assert _steered_very_short_watch("watch") == {
+        "op": "watch",
+        "rv": "1",
+        "send_initial_events": True,
+    }
+    # very short: the stream failed, so the reflector falls back to a list at once
+    assert _steered_very_short_watch("list") == {"op": "list", "rv": "1"}

@@ -100,6 +100,7 @@ __all__ = [
     "WaitReason",
     "WaitUntil",
     "Wake",
+    "is_very_short_watch",
     "is_watch_error_retriable",
 ]
 
@@ -111,6 +112,14 @@ T = TypeVar("T")
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0
 #: A watch that ends cleanly within this many seconds with no event is an error.
 VERY_SHORT_WATCH = 1.0
+
+
+def is_very_short_watch(elapsed: float) -> bool:
+    """client-go's rule (``handleAnyWatch``): a watch that ended without any event
+    ``elapsed`` seconds after it was requested was very short (the pass ends, a relist)."""
+    return elapsed < VERY_SHORT_WATCH
+
+
 #: The internal-error retry window restarts after this quiet time (NewRetryWithDeadline).
 INTERNAL_ERROR_RETRY_RESET = 60.0
 
@@ -507,6 +516,7 @@ class ReflectorLoop:
         use_watch_list: bool = True,
         min_watch_timeout: float = DEFAULT_MIN_WATCH_TIMEOUT,
         watch_error_handler: Callable[[str, BaseException], None] | None = None,
+        very_short: Callable[[float], bool] = is_very_short_watch,
     ) -> None:
         self._lw = lw
         self._store = store
@@ -521,6 +531,7 @@ class ReflectorLoop:
         self._use_watch_list = use_watch_list
         self._min_watch_timeout = max(min_watch_timeout, DEFAULT_MIN_WATCH_TIMEOUT)
         self._on_error = watch_error_handler or _default_watch_error_handler
+        self._very_short = very_short
         self._resync_at: float | None = None  # set only during the watch phase
         #: A resync that failed during a re-watch backoff: the next watch ends with it
         #: (client-go's resync goroutine sends it on resyncerrc and stops).
@@ -728,7 +739,7 @@ class ReflectorLoop:
             if exit_on_initial_events_end and end_seen:
                 return True, None  # the watch stays open for the caller
         w.stop()
-        if self._clock.now() - start < VERY_SHORT_WATCH and count == 0:
+        if count == 0 and self._very_short(self._clock.now() - start):
             return end_seen, VeryShortWatchError(self.name)
         return end_seen, None
 
@@ -886,6 +897,10 @@ class _ReflectorBase:
         self._use_watch_list = use_watch_list
         self._min_watch_timeout = min_watch_timeout
         self._watch_error_handler = watch_error_handler
+        #: Whether a watch that ended without events after ``elapsed`` seconds was very
+        #: short: client-go's rule. A driver that steered a backoff's length (and so does
+        #: not know exactly when the next watch was requested) may decide it instead.
+        self.very_short_watch: Callable[[float], bool] = is_very_short_watch
         self._init_driver()
 
     def _init_driver(self) -> None:
@@ -906,6 +921,7 @@ class _ReflectorBase:
             use_watch_list=self._use_watch_list,
             min_watch_timeout=self._min_watch_timeout,
             watch_error_handler=self._watch_error_handler,
+            very_short=lambda elapsed: self.very_short_watch(elapsed),
         )
 
     def last_sync_resource_version(self) -> str:

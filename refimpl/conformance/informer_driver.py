@@ -44,6 +44,7 @@ from refimpl.cache.reflector import (
     WaitForEvent,
     WaitForList,
     WaitUntil,
+    is_very_short_watch,
 )
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock, to_ns
@@ -326,6 +327,13 @@ class InformerComponent:
         )
         #: Following an adapter (in-process): backoffs never end by the clock.
         self.steered = steered
+        #: The adapter's answer to the request being handled (steered only).
+        self._actual: dict[str, Any] | None = None
+        #: The reference clock when an answer last showed the adapter asleep.
+        self._asleep_at: float | None = None
+        #: A watch requested when a steered backoff ended, and the earliest time the
+        #: adapter may have made that request (it woke somewhere inside an advance).
+        self._uncertain: tuple[ScriptedWatch, float] | None = None
         self.calls: list[dict[str, Any]] = []
         self.paused = False
         self.handlers: set[str] = set()
@@ -351,8 +359,12 @@ class InformerComponent:
             raise ProtocolError("unsupported", f"the informer has no method {method!r}")
         if actual is not None and "result" in actual:
             self.follow(actual)  # the adapter took this request: it was not asleep
-        self.requests[method](args)
-        self.settle()
+        self._actual = actual
+        try:
+            self.requests[method](args)
+            self.settle()
+        finally:
+            self._actual = None
         if actual is not None:
             self.follow(actual)
         return self.observation()
@@ -416,11 +428,37 @@ class InformerComponent:
         result = actual.get("result")
         waiting = result.get("waiting") if isinstance(result, dict) else None
         if isinstance(waiting, dict) and waiting.get("op") in ("sleeping", "idle"):
+            if waiting.get("op") == "sleeping":
+                self._asleep_at = self.clock.now()
             return
         reflector = self.informer.reflector
         if reflector is not None and self.waiting() == {"op": "sleeping"}:
+            before = self.lw.last_watch
             reflector.wake()
             self.settle()
+            asleep_at, watch = self._asleep_at, self.lw.last_watch
+            if watch is not before and watch is not None and asleep_at is not None:
+                self._uncertain = (watch, asleep_at)
+
+    def _very_short(self, elapsed: float) -> bool:
+        """client-go's very-short-watch rule, except where the steered reference cannot
+        apply it: the watch was requested when a backoff ended somewhere inside an
+        advance, so the adapter asked at an unknown time between ``earliest`` and the
+        reference's request. If the rule gives different answers at the two ends, the
+        protocol leaves the outcome open, and the reference takes the adapter's: a
+        re-watch at once (not very short) or anything else (the pass ended)."""
+        short = is_very_short_watch(elapsed)
+        uncertain = self._uncertain
+        if uncertain is None or uncertain[0] is not self.lw.last_watch:
+            return short
+        longest = self.clock.now() - uncertain[1]
+        if short == is_very_short_watch(longest):
+            return short
+        result = (self._actual or {}).get("result")
+        waiting = result.get("waiting") if isinstance(result, dict) else None
+        if not isinstance(waiting, dict):
+            return short
+        return waiting.get("op") != "watch"
 
     # -- methods ------------------------------------------------------------------------
 
@@ -448,6 +486,8 @@ class InformerComponent:
         self.informer.start()
         assert self.informer.reflector is not None
         self.informer.reflector.clock_wakes = not self.steered
+        if self.steered:
+            self.informer.reflector.very_short_watch = self._very_short
 
     def _expect(self, op: str) -> None:
         got = self.waiting().get("op")
