@@ -713,10 +713,10 @@ def test_threaded_events_clean_close_and_410(
     assert [(x.verb, x.resource_version) for x in log[-2:]] == [("list", "2"), ("watch", "2")]
 
 
-@pytest.mark.timeout(20)
-def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
-    running: list[tuple[threading.Event, threading.Thread]],
-) -> None:
+def threaded_after_a_429(
+    running: list[tuple[threading.Event, threading.Thread]], resync_period: float
+) -> tuple[ApiServer, RecordingStore, Reflector, FakeClock]:
+    """A started threaded reflector whose first watch request is refused (429)."""
     clock = FakeClock(0.0)
     server = ApiServer(clock=clock)
     server.fail_next_watches(1)
@@ -726,10 +726,18 @@ def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
         store,
         clock=clock,
         seed=3,
-        resync_period=30.0,
+        resync_period=resync_period,
         use_watch_list=False,
     )
     start(r, running)
+    return server, store, r, clock
+
+
+@pytest.mark.timeout(20)
+def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
+    running: list[tuple[threading.Event, threading.Thread]],
+) -> None:
+    server, store, r, clock = threaded_after_a_429(running, resync_period=30.0)
     p = r.wait_parked("watch-retry")
     assert p.deadline is not None and 0.8 <= p.deadline < 1.6
     clock.set_time(p.deadline)
@@ -747,19 +755,7 @@ def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
 def test_threaded_resync_fires_during_a_429_backoff_of_the_watch_phase(
     running: list[tuple[threading.Event, threading.Thread]],
 ) -> None:
-    clock = FakeClock(0.0)
-    server = ApiServer(clock=clock)
-    server.fail_next_watches(1)
-    store = RecordingStore()
-    r = Reflector(
-        ApiServerListerWatcher(server),
-        store,
-        clock=clock,
-        seed=3,
-        resync_period=0.25,
-        use_watch_list=False,
-    )
-    start(r, running)
+    server, store, r, clock = threaded_after_a_429(running, resync_period=0.25)
     p = r.wait_parked("watch-retry")
     assert p.deadline == 0.25  # it wakes first for the resync, inside the backoff
     clock.set_time(0.25)
