@@ -325,7 +325,8 @@ def _steered_very_short_watch(adapter_after_end: str) -> dict[str, Any]:
     for n, (request, waiting) in enumerate(steps, start=2):
         actual = None if waiting is None else {"id": n, "result": {"waiting": waiting}}
         answer = driver.handle({"id": n, **request}, actual)
-    return answer["result"]["waiting"]
+    reference: dict[str, Any] = answer["result"]["waiting"]
+    return reference
 
 
 def test_an_undetermined_very_short_watch_follows_the_adapter() -> None:
