@@ -169,6 +169,16 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     }
   }
 
+  /**
+   * As {@link #sleeping()}, but false while no task was ever scheduled: for a caller that knows
+   * a task is about to be (one read under the lock, so "no worker yet" and "parked" cannot mix).
+   */
+  boolean sleepingOnceStarted() {
+    synchronized (FakeClock.LOCK) {
+      return worker != null && sleeping();
+    }
+  }
+
   /** The worker is parked waiting for a task that will fall due. */
   boolean sleepingOnTask() {
     synchronized (FakeClock.LOCK) {

@@ -611,8 +611,18 @@ final class InformerInstance implements Instance {
     if (!started) {
       return handlers.stream().allMatch(RecordingHandler::quiet);
     }
-    // upstream first: once the reflector is parked it feeds nothing more, and so on down
-    boolean reflector = seam.parked() || seam.closed || reflectScheduler.sleeping();
+    // upstream first: once the reflector is parked it feeds nothing more, and so on down.
+    // Except at start, where the controller thread is upstream of the reflector: Controller.run
+    // schedules the reflector, then pops. While that thread lives, a scheduler with no worker
+    // yet is starting, not quiet (counted as quiet, a reflector read just before it was
+    // scheduled and a process loop read just after it began to pop made the barrier answer
+    // start with waiting "idle" while the first list was on its way: INF-9 under load).
+    boolean reflector =
+        seam.parked()
+            || seam.closed
+            || (controllerThread.isAlive()
+                ? reflectScheduler.sleepingOnceStarted()
+                : reflectScheduler.sleeping());
     if (!reflector) {
       return false;
     }
