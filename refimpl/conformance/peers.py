@@ -86,7 +86,7 @@ CHECK_DEFAULTS: dict[str, Any] = {
     "flags": [],
     "skip": [],
     "options": [],
-    "budget": 60,
+    "budget": 300,
     "shrink_budget": 60,
     "max_examples": 300,
     "timeout": 10,
@@ -113,7 +113,7 @@ class Check:
     flags: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
-    budget: float = 60
+    budget: float = 300
     shrink_budget: float = 60
     max_examples: int = 300
     timeout: float = 10
