@@ -212,3 +212,289 @@ def test_an_advance_and_the_state_after_it_are_dropped_together() -> None:
     assert runner._without(best, {2}) == [CREATE, call("start"), call("state")]
     # A state that does not follow an advance goes alone.
     assert runner._without(best, {4}) == requests[:4]
+
+
+# -- informer traces (shrunk from tests/test_conformance_broken.py-style runs) ----------
+
+
+def inf(method: str, **args: Any) -> dict[str, Any]:
+    return {"op": "call", "instance": "i", "method": method, "args": args}
+
+
+def obj(name: str, rv: int) -> dict[str, Any]:
+    return {"namespace": "", "name": name, "rv": str(rv), "labels": {}}
+
+
+def informer_create(**options: Any) -> dict[str, Any]:
+    return {
+        "op": "create",
+        "instance": "i",
+        "component": "informer",
+        "options": {"resync": 0, "fifo": "delta", **options},
+    }
+
+
+def end_bookmark(rv: int) -> dict[str, Any]:
+    return inf("watch_event", type="BOOKMARK", object=obj("", rv), initial_events_end=True)
+
+
+def shrink_informer(bug: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``requests`` replayed on the broken informer ``bug``, then minimised."""
+    config = Config(
+        command=[sys.executable, str(BROKEN), "--bug", bug],
+        shrink_budget=40.0,
+        seed=1,
+        progress=False,
+    )
+    ctx = RunContext(config, io.StringIO())
+    try:
+        ctx.start_adapter()
+        found = try_trace(ctx, "informer", requests)
+        assert found is not None and found.kind == "invariant"
+        return [s.request for s in minimize(ctx, found).steps]
+    finally:
+        ctx.close()
+
+
+# informer-tombstones-only-known, seed 1 of benchmarks/conformance.py: a relist while the
+# first list is still queued (processing paused). Nine steps, and none of them can go.
+# The state after the advance is one only as an observation: without it the next
+# list_reply's answer tells the steered reference that the adapter woke up.
+TOMBSTONE_TRACE = [
+    informer_create(watch_list=False),
+    inf("pause"),
+    inf("start"),
+    inf("list_reply", objects=[obj("a", 3)], rv="3"),
+    inf("watch_error", reason="expired"),
+    {"op": "advance", "seconds": 2.0},
+    inf("state"),
+    inf("list_reply", objects=[], rv="4"),
+    inf("resume"),
+]
+
+
+@pytest.mark.timeout(120)
+def test_a_state_that_only_observes_goes_alone() -> None:
+    shrunk = shrink_informer("informer-tombstones-only-known", TOMBSTONE_TRACE)
+    assert shrunk == [r for r in TOMBSTONE_TRACE if r != inf("state")]
+
+
+@pytest.mark.timeout(120)
+def test_without_the_observation_rule_the_state_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "_drop_unneeded_state", lambda best, still_fails: None)
+    shrunk = shrink_informer("informer-tombstones-only-known", TOMBSTONE_TRACE)
+    assert shrunk == TOMBSTONE_TRACE
+
+
+def test_a_state_the_reference_needs_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the state the reference answers a later step differently (it did not learn
+    that the adapter woke up): the failure is not the same one, so the state stays."""
+    advance = {"op": "advance", "seconds": 2.0}
+    requests = [CREATE, call("start"), advance, call("state"), call("list_error"), call("len")]
+
+    def replay(
+        ctx: RunContext, component: str, replayed: Sequence[dict[str, Any]]
+    ) -> Failure | None:
+        failure = failure_of(replayed)
+        if call("state") not in replayed:
+            step = failure.steps[replayed.index(call("list_error"))]
+            step.reference = {"error": {"kind": "bad_request", "message": "asleep"}}
+        return failure
+
+    monkeypatch.setattr(runner, "try_trace", replay)
+    ctx = RunContext(Config(command=["unused"], shrink_budget=10.0), io.StringIO())
+    best = failure_of(requests)
+    assert runner._drop_unneeded_state(best, lambda r: runner.try_trace(ctx, "queue", r)) is None
+    # The same replay, but answering alike with or without it: the state goes.
+    monkeypatch.setattr(runner, "try_trace", lambda ctx, c, r: failure_of(r))
+    dropped = runner._drop_unneeded_state(best, lambda r: runner.try_trace(ctx, "queue", r))
+    assert dropped is not None and call("state") not in [s.request for s in dropped.steps]
+
+
+# informer-relist-keeps-vanished, seed 6: found with a watch-list informer, whose
+# shortest trace is 10 steps (each relist is a stream: watch_open, ADDED..., the end
+# bookmark). The same story told with plain lists is 6.
+WATCH_LIST_TRACE = [
+    informer_create(watch_list=True),
+    inf("start"),
+    inf("watch_open"),
+    inf("watch_event", type="ADDED", object=obj("a", 2)),
+    end_bookmark(2),
+    inf("watch_end", how="clean"),
+    {"op": "advance", "seconds": 2.0},
+    inf("state"),
+    inf("watch_open"),
+    end_bookmark(3),
+]
+
+
+def test_a_watch_list_stream_becomes_the_list_it_stands_for() -> None:
+    steps = [Step(r, None, None) for r in WATCH_LIST_TRACE]
+    waiting = {"waiting": {"op": "watch", "rv": "", "send_initial_events": True}}
+    steps[1].adapter = {"result": waiting}
+    steps[7].adapter = {"result": {"waiting": {**waiting["waiting"], "rv": "2"}}}
+    assert runner._plain_lists(steps) == [
+        informer_create(watch_list=False),
+        inf("start"),
+        inf("list_reply", objects=[obj("a", 2)], rv="2"),
+        {"op": "call", "instance": "i", "method": "watch_open", "args": {}},
+        inf("watch_end", how="clean"),
+        {"op": "advance", "seconds": 2.0},
+        inf("state"),
+        inf("list_reply", objects=[], rv="3"),
+        {"op": "call", "instance": "i", "method": "watch_open", "args": {}},
+    ]
+    # A trace without watch_list has nothing to rewrite.
+    assert runner._plain_lists([Step(informer_create(watch_list=False), None, None)]) is None
+
+
+@pytest.mark.timeout(120)
+def test_a_watch_list_trace_shrinks_as_plain_lists() -> None:
+    shrunk = shrink_informer("informer-relist-keeps-vanished", WATCH_LIST_TRACE)
+    assert len(shrunk) <= 6, shrunk
+    assert shrunk[0] == informer_create(watch_list=False)
+
+
+@pytest.mark.timeout(120)
+def test_without_the_rewrite_the_watch_list_trace_stays_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "_as_plain_lists", lambda best, still_fails: None)
+    shrunk = shrink_informer("informer-relist-keeps-vanished", WATCH_LIST_TRACE)
+    assert len(shrunk) > 8, shrunk
+
+
+# informer-relist-keeps-vanished, a seed that reached the ghost through a watch event: the
+# watch ends cleanly, the re-watch fails with 410, then the relist. One watch_end with
+# the 410 does the same.
+REWATCH_TRACE = [
+    informer_create(watch_list=False),
+    inf("start"),
+    inf("list_reply", objects=[], rv="1"),
+    inf("watch_open"),
+    inf("watch_event", type="ADDED", object=obj("a", 2)),
+    inf("watch_end", how="clean"),
+    inf("watch_error", reason="expired"),
+    {"op": "advance", "seconds": 2.0},
+    inf("state"),
+    inf("list_reply", objects=[], rv="3"),
+]
+
+
+def test_a_watch_end_and_a_failed_rewatch_merge() -> None:
+    merged = runner._merged(inf("watch_end", how="clean"), inf("watch_error", reason="expired"))
+    assert merged == [inf("watch_end", how="expired")]
+    too_many = inf("watch_error", reason="too_many_requests")  # retried, no relist
+    assert runner._merged(inf("watch_end", how="clean"), too_many) == []
+
+
+@pytest.mark.timeout(120)
+def test_a_rewatch_trace_shrinks_to_one_watch_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Folding the watch into the list, below, would go further: this is the merge alone.)
+    monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
+    shrunk = shrink_informer("informer-relist-keeps-vanished", REWATCH_TRACE)
+    assert inf("watch_end", how="expired") in shrunk
+    assert len(shrunk) <= 8, shrunk
+
+
+@pytest.mark.timeout(120)
+def test_without_that_merge_the_rewatch_trace_stays_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    merged = runner._merged
+    monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
+    monkeypatch.setattr(
+        runner,
+        "_merged",
+        lambda first, second: [] if first.get("method") == "watch_end" else merged(first, second),
+    )
+    shrunk = shrink_informer("informer-relist-keeps-vanished", REWATCH_TRACE)
+    assert len(shrunk) > 8, shrunk
+
+
+# informer-relist-keeps-vanished, seed 10: a watch that aged 2 s before it ended cleanly,
+# so the re-watch came at once; then a 410 and an advance to the reference's next
+# deadline (the jittered backoff the steps before it drew). With that advance rounded up
+# to 2 s, the detour goes.
+ADVANCE_TRACE = [
+    informer_create(watch_list=False),
+    inf("start"),
+    inf("list_reply", objects=[obj("a", 6)], rv="6"),
+    {"op": "advance", "seconds": 2.0},
+    inf("state"),
+    inf("watch_open"),
+    inf("watch_end", how="clean"),
+    inf("watch_error", reason="expired"),
+    {"op": "advance", "seconds": 1.136457265},
+    inf("state"),
+    inf("list_reply", objects=[], rv="8"),
+]
+
+
+@pytest.mark.timeout(120)
+def test_an_advance_to_a_jittered_deadline_is_rounded_up() -> None:
+    shrunk = shrink_informer("informer-relist-keeps-vanished", ADVANCE_TRACE)
+    assert {"op": "advance", "seconds": 2.0} in shrunk
+    assert len(shrunk) <= 6, shrunk
+
+
+@pytest.mark.timeout(120)
+def test_without_rounding_the_detour_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "_round_advances", lambda best, still_fails: best)
+    shrunk = shrink_informer("informer-relist-keeps-vanished", ADVANCE_TRACE)
+    assert len(shrunk) > 8, shrunk
+
+
+# informer-tombstones-only-known, seed 7: the key reached the paused queue by a watch
+# event, not a list. Folded into the list before it, the same ghost takes 8 steps.
+WATCH_EVENT_TRACE = [
+    informer_create(watch_list=False),
+    inf("start"),
+    inf("pause"),
+    inf("list_reply", objects=[], rv="1"),
+    inf("watch_open"),
+    inf("watch_event", type="ADDED", object=obj("a", 2)),
+    inf("watch_end", how="expired"),
+    {"op": "advance", "seconds": 2.0},
+    inf("list_reply", objects=[], rv="3"),
+    inf("resume"),
+]
+
+
+def test_a_watch_folds_into_the_list_before_it() -> None:
+    requests = [
+        *WATCH_EVENT_TRACE[:6],
+        inf("watch_event", type="ADDED", object=obj("b", 3)),
+        inf("watch_event", type="DELETED", object=obj("a", 4)),
+        *WATCH_EVENT_TRACE[6:],
+    ]
+    assert runner._folded(requests, 3) == [
+        *WATCH_EVENT_TRACE[:3],
+        inf("list_reply", objects=[obj("b", 3)], rv="4"),
+        inf("watch_error", reason="expired"),
+        *WATCH_EVENT_TRACE[7:],
+    ]
+    # A watch that ends cleanly stays open after the list; nothing to fold: None.
+    clean = [*WATCH_EVENT_TRACE[:6], inf("watch_end", how="clean")]
+    assert runner._folded(clean, 3) == [
+        *WATCH_EVENT_TRACE[:3],
+        inf("list_reply", objects=[obj("a", 2)], rv="2"),
+        inf("watch_open"),
+        inf("watch_end", how="clean"),
+    ]
+    assert runner._folded(WATCH_EVENT_TRACE, 8) is None
+
+
+@pytest.mark.timeout(120)
+def test_a_watch_event_trace_shrinks_to_the_list_form() -> None:
+    shrunk = shrink_informer("informer-tombstones-only-known", WATCH_EVENT_TRACE)
+    assert len(shrunk) <= 8, shrunk
+
+
+@pytest.mark.timeout(120)
+def test_without_folding_the_watch_event_trace_stays_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
+    shrunk = shrink_informer("informer-tombstones-only-known", WATCH_EVENT_TRACE)
+    assert len(shrunk) > 8, shrunk

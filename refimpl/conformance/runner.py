@@ -652,6 +652,12 @@ def _merged(first: dict[str, Any], second: dict[str, Any]) -> list[dict[str, Any
             {**first, "method": "watch_error", "args": {"reason": reason}}
             for reason in ("expired", "internal")
         ]
+    if first.get("method") == "watch_end" and second.get("method") == "watch_error":
+        # A watch that ends and the re-watch that fails: the watch may as well end with
+        # that failure (an informer relists after either).
+        reason = (second.get("args") or {}).get("reason")
+        if reason in ("expired", "internal"):
+            return [{**first, "args": {"how": reason}}]
     return []
 
 
@@ -678,8 +684,26 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
        runs again;
     3. merge two adjacent steps into one where one request does their work (an
        informer's ``watch_open`` then ``watch_end`` become one ``watch_error``: the
-       watch fails either way);
-    4. simplify arguments (fewer list elements, the first item/name).
+       watch fails either way; a ``watch_end`` then a failed re-watch become one
+       ``watch_end`` with that failure);
+    4. an informer trace that streams its lists (``watch_list``) is tried with plain
+       lists: each initial-events stream becomes the ``list_reply`` it stands for and a
+       ``watch_open`` (see :func:`_as_plain_lists`);
+    5. fold an informer's watch events into the list before them: ``list_reply``,
+       ``watch_open``, events, and a ``watch_end`` with a 410 or 500 become the list of
+       what those events left and a failed watch request (see
+       :func:`_fold_watch_events`);
+    6. drop the ``state`` after an ``advance`` alone where it is a pure observation:
+       the replay without it gives every other step the very same answers on both sides
+       (see :func:`_drop_unneeded_state`);
+    7. simplify arguments (fewer list elements, the first item/name).
+
+    Before 2-6, an informer's clock steps are rounded up to whole amounts (see
+    :func:`_round_advances`), so a step no longer depends on a detour before it.
+
+    Steps 1 and 2 keep an ``advance`` and the ``state`` right after it together
+    (:func:`_observed_advances`); only step 6 separates them, and only where the replay
+    shows that the reference needed no steering from that state.
 
     A ``get_nowait`` that handed out an item always goes together with the ``done``
     that gave it back (see :func:`_consumers`). When time allows the result is
@@ -704,8 +728,15 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
         return None
 
     best = _drop_chunks(failure, still_fails)
+    best = _round_advances(best, still_fails)
     while time.monotonic() < deadline:
-        shorter = _drop_pair(best, still_fails) or _merge_adjacent(best, still_fails)
+        shorter = (
+            _as_plain_lists(best, still_fails)
+            or _fold_watch_events(best, still_fails)
+            or _drop_pair(best, still_fails)
+            or _merge_adjacent(best, still_fails)
+            or _drop_unneeded_state(best, still_fails)
+        )
         if shorter is None:
             break
         best = _drop_chunks(shorter, still_fails)
@@ -789,6 +820,210 @@ def _drop_chunks(best: Failure, still_fails: Replay) -> Failure:
         if not progressed:
             chunk //= 2
     return best
+
+
+#: Round clock steps an informer trace's advances are tried with (the generator's fixed
+#: amounts: past client-go's first backoff, past its 30 s cap, past a minute).
+ROUND_SECONDS = (2.0, 31.0, 65.0)
+
+
+def _round_advances(best: Failure, still_fails: Replay) -> Failure:
+    """Each ``advance`` of an informer trace rounded up to the next of ``ROUND_SECONDS``
+    where the replay still fails and is no longer. An advance to "the reference's next
+    deadline" lands on a jittered backoff to the nanosecond, which the steps before it
+    decided (each backoff draws its jitter); a round amount that covers any first
+    backoff lets the shrinker drop those steps."""
+    if best.component != "informer":
+        return best
+    for n, step in enumerate(best.steps):
+        seconds = step.request.get("seconds")
+        if step.request.get("op") != "advance" or not isinstance(seconds, (int, float)):
+            continue
+        rounded = next((r for r in ROUND_SECONDS if r >= seconds), None)
+        if rounded is None or rounded == seconds:
+            continue
+        requests = [s.request for s in best.steps]
+        requests[n] = {**step.request, "seconds": rounded}
+        found = still_fails(requests)
+        if found is not None and len(found.steps) <= len(best.steps):
+            best = found
+    return best
+
+
+def _waiting(step: Step) -> dict[str, Any] | None:
+    """The ``waiting`` an informer answer reports (None for other answers)."""
+    result = (step.adapter or {}).get("result")
+    waiting = result.get("waiting") if isinstance(result, dict) else None
+    return waiting if isinstance(waiting, dict) else None
+
+
+def _informer_call(request: dict[str, Any], method: str) -> bool:
+    return request.get("op") == "call" and request.get("method") == method
+
+
+def _plain_lists(steps: Sequence[Step]) -> list[dict[str, Any]] | None:
+    """The requests of an informer trace created with ``watch_list`` rewritten for plain
+    lists, or None if the trace is not one or has a stream this cannot rewrite.
+
+    A watch-list informer asks for a watch with ``send_initial_events`` where a plain one
+    asks for a list; the answer ``watch_open``, ``ADDED`` per object, then the
+    initial-events-end ``BOOKMARK`` at rv R is what ``list_reply(objects, R)`` says to a
+    plain informer, which then asks to watch from R: ``watch_open``. Everything else is
+    kept. A stream that ends, fails or is interleaved with other requests before its
+    end bookmark is not rewritten (None): the two modes differ there (a failed watch-list
+    falls back to a list)."""
+    create = steps[0].request if steps else {}
+    options = create.get("options")
+    if (
+        create.get("op") != "create"
+        or create.get("component") != "informer"
+        or not isinstance(options, dict)
+        or options.get("watch_list") is not True
+    ):
+        return None
+    out: list[dict[str, Any]] = [{**create, "options": {**options, "watch_list": False}}]
+    waiting: dict[str, Any] | None = None
+    n = 1
+    while n < len(steps):
+        request = steps[n].request
+        if not (
+            _informer_call(request, "watch_open")
+            and waiting is not None
+            and waiting.get("send_initial_events") is True
+            and waiting.get("op") == "watch"
+        ):
+            out.append(request)
+            waiting = _waiting(steps[n]) or waiting
+            n += 1
+            continue
+        objects: list[Any] = []
+        end = n + 1
+        while True:
+            if end >= len(steps) or not _informer_call(steps[end].request, "watch_event"):
+                return None
+            args = steps[end].request.get("args") or {}
+            if args.get("type") == "ADDED":
+                objects.append(args.get("object"))
+            elif args.get("type") == "BOOKMARK" and args.get("initial_events_end") is True:
+                break
+            else:
+                return None
+            end += 1
+        rv = (args.get("object") or {}).get("rv")
+        call = {"op": "call", "instance": request.get("instance")}
+        out.append({**call, "method": "list_reply", "args": {"objects": objects, "rv": rv}})
+        out.append({**call, "method": "watch_open", "args": {}})
+        waiting = _waiting(steps[end]) or waiting
+        n = end + 1
+    return out
+
+
+def _as_plain_lists(best: Failure, still_fails: Replay) -> Failure | None:
+    """``best`` rewritten from watch-list streams to plain lists (:func:`_plain_lists`),
+    if that still fails and is no longer: the plain form then shrinks further (a watch
+    ending cleanly, say, merges with its ``watch_open`` into one ``watch_error``)."""
+    requests = _plain_lists(best.steps)
+    if requests is None:
+        return None
+    found = still_fails(requests)
+    if found is not None and len(found.steps) <= len(best.steps):
+        return found
+    return None
+
+
+def _object_key(obj: dict[str, Any]) -> str:
+    namespace = obj.get("namespace") or ""
+    return f"{namespace}/{obj.get('name')}" if namespace else str(obj.get("name"))
+
+
+def _folded(requests: list[dict[str, Any]], n: int) -> list[dict[str, Any]] | None:
+    """``requests`` with the watch after the ``list_reply`` at ``n`` folded into that list
+    (see :func:`_fold_watch_events`), or None if there is no such watch."""
+    reply = requests[n]
+    args = reply.get("args") or {}
+    if not _informer_call(reply, "list_reply") or not isinstance(args.get("objects"), list):
+        return None
+    if n + 2 >= len(requests) or not _informer_call(requests[n + 1], "watch_open"):
+        return None
+    objects = {_object_key(o): o for o in args["objects"] if isinstance(o, dict)}
+    rv = args.get("rv")
+    end = n + 2
+    while end < len(requests) and _informer_call(requests[end], "watch_event"):
+        event = requests[end].get("args") or {}
+        obj = event.get("object")
+        if event.get("initial_events_end") or not isinstance(obj, dict):
+            return None
+        if event.get("type") in ("ADDED", "MODIFIED"):
+            objects[_object_key(obj)] = obj
+        elif event.get("type") == "DELETED":
+            objects.pop(_object_key(obj), None)
+        elif event.get("type") != "BOOKMARK":
+            return None
+        rv = obj.get("rv")
+        end += 1
+    if end == n + 2:
+        return None
+    listed = {**reply, "args": {**args, "objects": [objects[k] for k in sorted(objects)], "rv": rv}}
+    how = (requests[end].get("args") or {}).get("how") if end < len(requests) else None
+    if _informer_call(requests[end] if end < len(requests) else {}, "watch_end") and how in (
+        "expired",
+        "internal",
+    ):
+        failed = {**requests[n + 1], "method": "watch_error", "args": {"reason": how}}
+        return [*requests[:n], listed, failed, *requests[end + 1 :]]
+    return [*requests[:n], listed, requests[n + 1], *requests[end:]]
+
+
+def _fold_watch_events(best: Failure, still_fails: Replay) -> Failure | None:
+    """The first shorter failure with a watch folded into the list before it: a
+    ``list_reply``, the ``watch_open`` after it and the events on that watch tell the
+    informer what a ``list_reply`` of the objects those events leave, at the last
+    event's resourceVersion, tells it; a ``watch_end`` with a 410 or 500 right after the
+    events becomes a failed watch request (``watch_error``), which sends the informer
+    the same way. The object then reaches the informer by a list rather than an event,
+    which is why the replay decides."""
+    requests = [s.request for s in best.steps]
+    for n in range(len(requests) - 1, 0, -1):
+        folded = _folded(requests, n)
+        if folded is None:
+            continue
+        found = still_fails(folded)
+        if found is not None and len(found.steps) < len(best.steps):
+            return found
+    return None
+
+
+def _answers(step: Step) -> tuple[Any, Any]:
+    """Both sides' answers to a step, without the request ids."""
+
+    def strip(response: dict[str, Any] | None) -> Any:
+        return None if response is None else {k: v for k, v in response.items() if k != "id"}
+
+    return strip(step.reference), strip(step.adapter)
+
+
+def _drop_unneeded_state(best: Failure, still_fails: Replay) -> Failure | None:
+    """The first failure with one ``state`` that follows an ``advance`` removed, alone,
+    where that state was a pure observation: the replay fails with the same message and
+    every other step gets the very same answers from both sides as with it. A state the
+    steered reference needed (to learn what the adapter woke up to do) changes a later
+    answer of the reference, so it stays (see :func:`_observed_advances`)."""
+    pairs = _observed_advances(best.steps)
+    states = sorted(n for n in pairs if pairs[n] < n)
+    for n in reversed(states):
+        requests = [s.request for k, s in enumerate(best.steps) if k != n]
+        found = still_fails(requests)
+        if (
+            found is None
+            or found.kind != best.kind
+            or found.message != best.message
+            or len(found.steps) != len(best.steps) - 1
+        ):
+            continue
+        kept = [s for k, s in enumerate(best.steps) if k != n]
+        if all(_answers(a) == _answers(b) for a, b in zip(kept, found.steps, strict=True)):
+            return found
+    return None
 
 
 def _drop_pair(best: Failure, still_fails: Replay) -> Failure | None:
