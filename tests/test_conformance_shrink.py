@@ -498,3 +498,21 @@ def test_without_folding_the_watch_event_trace_stays_long(
     monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
     shrunk = shrink_informer("informer-tombstones-only-known", WATCH_EVENT_TRACE)
     assert len(shrunk) > 8, shrunk
+
+
+def test_a_rewrite_that_changes_the_finding_is_not_kept() -> None:
+    """A rewrite that still fails, but with another invariant (REF-3 where the original
+    broke INF-3), would change what a pinned verdict (refimpl peers) reads: not kept."""
+    steps = [Step(r, None, None) for r in WATCH_EVENT_TRACE]
+    best = Failure("invariant", "informer", steps, "INF-3 a ghost", example=1, found_after=0.0)
+
+    def fails_with(message: str) -> Callable[[list[dict[str, Any]]], Failure]:
+        def replay(requests: list[dict[str, Any]]) -> Failure:
+            again = [Step(r, None, None) for r in requests]
+            return Failure("invariant", "informer", again, message, example=1, found_after=0.0)
+
+        return replay
+
+    assert runner._fold_watch_events(best, fails_with("REF-3 went back")) is None
+    folded = runner._fold_watch_events(best, fails_with("INF-3 another ghost"))
+    assert folded is not None and len(folded.steps) == len(steps) - 2
