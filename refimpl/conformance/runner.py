@@ -680,8 +680,7 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
     1. drop contiguous chunks of steps (halves, quarters, ... single steps);
     2. drop pairs of steps ``i < j``: a step and a later one that consumes it (an
        ``add`` and its ``get_nowait``, an ``update`` and its ``pop_nowait``) are often
-       needed only by each other, so neither can go alone; after a pair goes, step 1
-       runs again;
+       needed only by each other, so neither can go alone;
     3. merge two adjacent steps into one where one request does their work (an
        informer's ``watch_open`` then ``watch_end`` become one ``watch_error``: the
        watch fails either way; a ``watch_end`` then a failed re-watch become one
@@ -698,8 +697,12 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
        (see :func:`_drop_unneeded_state`);
     7. simplify arguments (fewer list elements, the first item/name).
 
-    Before 2-6, an informer's clock steps are rounded up to whole amounts (see
-    :func:`_round_advances`), so a step no longer depends on a detour before it.
+    After the first pass of 1, an informer's clock steps are rounded up to whole
+    amounts (see :func:`_round_advances`), so a step no longer depends on a detour
+    before it. Then each round tries 4, 5, 2, 3 and 6 in that order (the cheap rewrites
+    first) and keeps the first that shortens the trace; step 1 runs again after it.
+    The informer rewrites (rounding, 4, 5) keep only a replay with the same finding (see
+    :func:`_same_finding`).
 
     Steps 1 and 2 keep an ``advance`` and the ``state`` right after it together
     (:func:`_observed_advances`); only step 6 separates them, and only where the replay
