@@ -979,11 +979,12 @@ def _folded(requests: list[dict[str, Any]], n: int) -> list[dict[str, Any]] | No
     if end == n + 2:
         return None
     listed = {**reply, "args": {**args, "objects": [objects[k] for k in sorted(objects)], "rv": rv}}
-    how = (requests[end].get("args") or {}).get("how") if end < len(requests) else None
-    if _informer_call(requests[end] if end < len(requests) else {}, "watch_end") and how in (
+    after = requests[end] if end < len(requests) else {}
+    if _informer_call(after, "watch_end") and (after.get("args") or {}).get("how") in (
         "expired",
         "internal",
     ):
+        how = after["args"]["how"]
         failed = {**requests[n + 1], "method": "watch_error", "args": {"reason": how}}
         return [*requests[:n], listed, failed, *requests[end + 1 :]]
     return [*requests[:n], listed, requests[n + 1], *requests[end:]]
