@@ -516,3 +516,81 @@ def test_a_rewrite_that_changes_the_finding_is_not_kept() -> None:
     assert runner._fold_watch_events(best, fails_with("REF-3 went back")) is None
     folded = runner._fold_watch_events(best, fails_with("INF-3 another ghost"))
     assert folded is not None and len(folded.steps) == len(steps) - 2
+
+
+# resync-over-queued (delta_fifo), seed 2 of benchmarks/conformance.py: two objects that
+# only pad the relist, each with its pop and its known_add. No single or pair removal
+# takes a list entry and the steps that consume it; forgetting the object does.
+def fifo(method: str, **args: Any) -> dict[str, Any]:
+    return {"op": "call", "instance": "x", "method": method, "args": args}
+
+
+def fobj(namespace: str, name: str, rv: int) -> dict[str, Any]:
+    return {"namespace": namespace, "name": name, "rv": str(rv), "labels": {}}
+
+
+PADDED_RELIST = [
+    {
+        "op": "create",
+        "instance": "x",
+        "component": "delta_fifo",
+        "options": {"known_objects": True, "emit_delta_type_replaced": True},
+    },
+    fifo("add", obj=fobj("", "a", 1)),
+    fifo("known_add", obj=fobj("", "a", 1)),
+    fifo("pop_nowait"),
+    fifo("replace", objs=[fobj("x", "a", 1), fobj("x", "b", 1)], rv="10"),
+    fifo("pop_nowait"),
+    fifo("pop_nowait"),
+    fifo("known_add", obj=fobj("x", "a", 1)),
+    fifo("known_add", obj=fobj("x", "b", 1)),
+    fifo("add", obj=fobj("", "a", 3)),
+    fifo("resync"),
+    fifo("pop_nowait"),
+]
+
+
+def shrink_fifo(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    config = Config(
+        command=[sys.executable, str(BROKEN), "--bug", "resync-over-queued"],
+        shrink_budget=40.0,
+        seed=1,
+        progress=False,
+    )
+    ctx = RunContext(config, io.StringIO())
+    try:
+        ctx.start_adapter()
+        found = try_trace(ctx, "delta_fifo", requests)
+        assert found is not None and found.kind == "disagreement"
+        return [s.request for s in minimize(ctx, found).steps]
+    finally:
+        ctx.close()
+
+
+def test_forgetting_an_object_drops_it_from_lists_with_its_steps() -> None:
+    steps = [Step(r, None, {"result": None}) for r in PADDED_RELIST]
+    steps[6].adapter = {"result": {"kind": "item", "deltas": [["Replaced", fobj("x", "b", 1)]]}}
+    assert runner._forgotten(steps, "x/b") == [
+        *PADDED_RELIST[:4],
+        fifo("replace", objs=[fobj("x", "a", 1)], rv="10"),
+        PADDED_RELIST[5],
+        PADDED_RELIST[7],
+        *PADDED_RELIST[9:],
+    ]
+
+
+@pytest.mark.timeout(120)
+def test_an_object_that_only_pads_a_relist_is_forgotten() -> None:
+    shrunk = shrink_fifo(PADDED_RELIST)
+    assert len(shrunk) <= 8, shrunk
+    keys = set().union(*(runner._keys_in(r.get("args")) for r in shrunk))
+    assert keys == {"a"}, shrunk
+
+
+@pytest.mark.timeout(120)
+def test_without_forgetting_the_padded_relist_stays_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "_drop_object", lambda best, still_fails: None)
+    shrunk = shrink_fifo(PADDED_RELIST)
+    assert len(shrunk) > 8, shrunk

@@ -692,6 +692,8 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
        ``watch_open``, events, and a ``watch_end`` with a 410 or 500 become the list of
        what those events left and a failed watch request (see
        :func:`_fold_watch_events`);
+    5b. forget one object: every step that carries it, its entries in lists and the
+       pops that handed out only it go together (see :func:`_drop_object`);
     6. drop the ``state`` after an ``advance`` alone where it is a pure observation:
        the replay without it gives every other step the very same answers on both sides
        (see :func:`_drop_unneeded_state`);
@@ -699,7 +701,7 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
 
     After the first pass of 1, an informer's clock steps are rounded up to whole
     amounts (see :func:`_round_advances`), so a step no longer depends on a detour
-    before it. Then each round tries 4, 5, 2, 3 and 6 in that order (the cheap rewrites
+    before it. Then each round tries 4, 5, 5b, 2, 3 and 6 in that order (the cheap rewrites
     first) and keeps the first that shortens the trace; step 1 runs again after it.
     The informer rewrites (rounding, 4, 5) keep only a replay with the same finding (see
     :func:`_same_finding`).
@@ -736,6 +738,7 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
         shorter = (
             _as_plain_lists(best, still_fails)
             or _fold_watch_events(best, still_fails)
+            or _drop_object(best, still_fails)
             or _drop_pair(best, still_fails)
             or _merge_adjacent(best, still_fails)
             or _drop_unneeded_state(best, still_fails)
@@ -1005,6 +1008,63 @@ def _fold_watch_events(best: Failure, still_fails: Replay) -> Failure | None:
             continue
         found = still_fails(folded)
         if found is not None and _same_finding(found, best) and len(found.steps) < len(best.steps):
+            return found
+    return None
+
+
+def _keys_in(value: Any) -> set[str]:
+    """The keys of every object (a dict with a name and an rv) inside ``value``."""
+    if isinstance(value, list):
+        return set().union(*(_keys_in(v) for v in value)) if value else set()
+    if not isinstance(value, dict):
+        return set()
+    if isinstance(value.get("name"), str) and "rv" in value:
+        return {_object_key(value)}
+    return set().union(*(_keys_in(v) for v in value.values())) if value else set()
+
+
+#: Request arguments that carry one object, and those that carry a list of them.
+OBJECT_ARGS, OBJECT_LIST_ARGS = ("obj", "object"), ("objs", "objects")
+
+
+def _forgotten(steps: Sequence[Step], key: str) -> list[dict[str, Any]]:
+    """The requests of ``steps`` as if the object ``key`` had never been there: the
+    steps that carry it go, it leaves every list, and a pop that handed out only it
+    goes too."""
+    out: list[dict[str, Any]] = []
+    for n, step in enumerate(steps):
+        request = step.request
+        args = request.get("args")
+        if n == 0 or request.get("op") != "call" or not isinstance(args, dict):
+            out.append(request)
+            continue
+        if any(isinstance(args.get(a), dict) and _keys_in(args[a]) == {key} for a in OBJECT_ARGS):
+            continue
+        if str(request.get("method", "")).startswith("pop"):
+            popped = _keys_in((step.adapter or {}).get("result"))
+            if popped == {key}:
+                continue
+        lists = {
+            a: [o for o in args[a] if _keys_in(o) != {key}]
+            for a in OBJECT_LIST_ARGS
+            if isinstance(args.get(a), list)
+        }
+        out.append({**request, "args": {**args, **lists}} if lists else request)
+    return out
+
+
+def _drop_object(best: Failure, still_fails: Replay) -> Failure | None:
+    """The first shorter failure with one object forgotten (:func:`_forgotten`), or
+    None. An object that only pads a list costs the steps that consume it (its pop, the
+    store write that records it), and no single or pair removal takes the list entry
+    and those steps together."""
+    keys = sorted(set().union(*(_keys_in(s.request.get("args")) for s in best.steps[1:])))
+    for key in keys:
+        requests = _forgotten(best.steps, key)
+        if len(requests) == len(best.steps) and requests == [s.request for s in best.steps]:
+            continue
+        found = still_fails(requests)
+        if found is not None and len(found.steps) < len(best.steps):
             return found
     return None
 
