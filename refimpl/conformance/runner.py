@@ -692,22 +692,22 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
        ``watch_open``, events, and a ``watch_end`` with a 410 or 500 become the list of
        what those events left and a failed watch request (see
        :func:`_fold_watch_events`);
-    5b. forget one object: every step that carries it, its entries in lists and the
+    6. forget one object: every step that carries it, its entries in lists and the
        pops that handed out only it go together (see :func:`_drop_object`);
-    6. drop the ``state`` after an ``advance`` alone where it is a pure observation:
+    7. drop the ``state`` after an ``advance`` alone where it is a pure observation:
        the replay without it gives every other step the very same answers on both sides
        (see :func:`_drop_unneeded_state`);
-    7. simplify arguments (fewer list elements, the first item/name).
+    8. simplify arguments (fewer list elements, the first item/name).
 
     After the first pass of 1, an informer's clock steps are rounded up to whole
     amounts (see :func:`_round_advances`), so a step no longer depends on a detour
-    before it. Then each round tries 4, 5, 5b, 2, 3 and 6 in that order (the cheap rewrites
+    before it. Then each round tries 4, 5, 6, 2, 3 and 7 in that order (the cheap rewrites
     first) and keeps the first that shortens the trace; step 1 runs again after it.
-    The informer rewrites (rounding, 4, 5) keep only a replay with the same finding (see
+    The rewrites (rounding, 4, 5, 6) keep only a replay with the same finding (see
     :func:`_same_finding`).
 
     Steps 1 and 2 keep an ``advance`` and the ``state`` right after it together
-    (:func:`_observed_advances`); only step 6 separates them, and only where the replay
+    (:func:`_observed_advances`); only step 7 separates them, and only where the replay
     shows that the reference needed no steering from that state.
 
     A ``get_nowait`` that handed out an item always goes together with the ``done``
@@ -830,8 +830,8 @@ def _drop_chunks(best: Failure, still_fails: Replay) -> Failure:
 
 def _same_finding(found: Failure | None, best: Failure) -> bool:
     """``found`` fails as ``best`` does in what a pinned verdict reads (refimpl peers):
-    the same kind and, for a broken invariant, the same invariant ID. The informer
-    rewrites below tell the story another way, so they keep no replay that turns, say,
+    the same kind and, for a broken invariant, the same invariant ID. The rewrites
+    below tell the story another way, so they keep no replay that turns, say,
     an INF-3 into a REF-3."""
     if found is None or found.kind != best.kind:
         return False
@@ -1064,7 +1064,7 @@ def _drop_object(best: Failure, still_fails: Replay) -> Failure | None:
         if len(requests) == len(best.steps) and requests == [s.request for s in best.steps]:
             continue
         found = still_fails(requests)
-        if found is not None and len(found.steps) < len(best.steps):
+        if found is not None and _same_finding(found, best) and len(found.steps) < len(best.steps):
             return found
     return None
 
