@@ -28,7 +28,7 @@ import contextlib
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -45,6 +45,7 @@ from refimpl.conformance.spec_drivers import (
 )
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import default_spec_dir, load_manifest
+from refimpl.tla.values import Value
 
 __all__ = [
     "DRIVERS",
@@ -176,7 +177,10 @@ class _Graph:
     def __init__(self, graph: StateGraph, driver: SpecDriver, methods: frozenset[str]) -> None:
         self.graph = graph
         steps, self.undriven = driver.driven(graph, methods)
-        self.out: list[list[DrivenEdge]] = [[] for _ in graph.states]
+        # A driver may walk several copies of the graph (the informer's paused copy:
+        # node ``i + k * len(states)`` is state ``i``).
+        nodes = max([len(graph.states) - 1, *(max(s.source, s.target) for s in steps)]) + 1
+        self.out: list[list[DrivenEdge]] = [[] for _ in range(nodes)]
         for step in steps:
             self.out[step.source].append(step)
         self.init = graph.init[0]
@@ -239,7 +243,8 @@ class _Taken:
         self.open_from = [0] * len(graph.out)
         for step in graph.steps:
             self.left[step] = len(set(step.covers))
-            self.open_from[step.source] += 1
+            if self.left[step]:  # a step covering no edge (the informer's pause) is never open
+                self.open_from[step.source] += 1
             for i in set(step.covers):
                 self.steps_of.setdefault(i, []).append(step)
 
@@ -404,11 +409,14 @@ class _Walker:
             pass
         # Coverage is the walk's; replaying a shorter path afterwards adds nothing.
         self.cov.covered = len(self.taken.edges)
-        self.cov.states_visited = len(self.visited)
+        self.cov.states_visited = self.states_visited()
         steps, resets = self.cov.steps, self.cov.resets
         with contextlib.suppress(_Abort):
             self.shorten()
         self.cov.steps, self.cov.resets = steps, resets
+
+    def states_visited(self) -> int:
+        return len({node % len(self.graph.graph.states) for node in self.visited})
 
     def current(self) -> int | None:
         return next(iter(self.belief)) if len(self.belief) == 1 else None
@@ -515,9 +523,9 @@ class _Walker:
             self.expect_null(kept[0], follow)
         for check in self.driver.checks(g, kept[0]):
             answer = self.send(check.request)
-            allowed = [c for c in kept if check.ok(g.states[c.target], answer)]
+            allowed = [c for c in kept if check.ok(self.state(c.target), answer)]
             if not allowed:
-                expected = [check.expected(g.states[c.target]) for c in kept]
+                expected = [check.expected(self.state(c.target)) for c in kept]
                 self.deviate(kept[0], check.request, expected, answer)
             kept = allowed
         self.path.append(
@@ -540,6 +548,11 @@ class _Walker:
             self.belief = {state: ()}
         self.cov.steps += 1
         self.report_progress()
+
+    def state(self, node: int) -> Mapping[str, Value]:
+        """The spec state of a walk's node (see _Graph)."""
+        states = self.graph.graph.states
+        return states[node % len(states)]
 
     def probe_key(self, step: DrivenEdge) -> str:
         key = self.probes.get(step)
@@ -623,7 +636,7 @@ class _Walker:
         if now - self.last_progress >= 1.0:
             self.last_progress = now
             self.cov.covered = len(self.taken.edges)
-            self.cov.states_visited = len(self.visited)
+            self.cov.states_visited = self.states_visited()
             self.cov.requests = self.adapter.requests_sent
             self.progress(self.cov)
 

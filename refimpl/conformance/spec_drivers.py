@@ -537,6 +537,11 @@ def _code_rv(rv: Value) -> str:
     return str(rv + 1) if rv else ""
 
 
+def _node(graph: StateGraph, node: int) -> State:
+    """The spec state of a walk node (the paused copy's nodes follow the graph's)."""
+    return graph.states[node % len(graph.states)]
+
+
 def _informer_obj(key: Value, rv: Value) -> dict[str, Any]:
     return {"namespace": "", "name": str(key), "rv": _code_rv(rv), "labels": {}}
 
@@ -664,6 +669,10 @@ class InformerDriver(_Defaults):
     fifo: str
     #: the spec's internal actions, the eager walk's preference first
     internal: tuple[str, ...]
+    #: the internal actions ``pause`` holds back (the queue's pop)
+    pops: tuple[str, ...]
+    #: walk the paused copy too when the adapter declares ``pause``/``resume``
+    pause: bool = True
     component: str = "informer"
     timed: bool = False
     methods: frozenset[str] = frozenset(
@@ -708,10 +717,16 @@ class InformerDriver(_Defaults):
                 f"{self.model}: actions {sorted(unknown)} are neither the harness's nor "
                 "internal; add them to the driver's table"
             )
+        n = len(graph.states)
         out: list[list[int]] = [[] for _ in graph.states]
         for i, e in enumerate(graph.edges):
             out[e.source].append(i)
-        quiet = [not any(graph.edges[i].action in internal for i in es) for es in out]
+        enabled = [{graph.edges[i].action for i in es} & internal for es in out]
+        quiet = [not acts for acts in enabled]
+        # Paused (pause/resume): nothing is popped, so the states where only a pop is
+        # enabled are where the adapter can rest too.
+        pause = self.pause and {"pause", "resume"} <= methods
+        held = [pause and acts <= set(self.pops) for acts in enabled]
 
         def completions(start: int) -> list[tuple[int, tuple[int, ...]]]:
             """Eager runs of internal actions from ``start`` to a quiet state."""
@@ -729,25 +744,54 @@ class InformerDriver(_Defaults):
                         break
             return sorted(done)
 
+        def eager(
+            source: int, action: str, args: tuple[Value, ...], first: tuple[int, ...], at: int
+        ) -> list[DrivenEdge]:
+            return [
+                DrivenEdge(
+                    source,
+                    target,
+                    action,
+                    args,
+                    (*first, *path),
+                    ", ".join(graph.edges[j].action for j in path),
+                )
+                for target, path in completions(at)
+            ]
+
         every: list[DrivenEdge] = []
         for i, e in enumerate(graph.edges):
-            if e.action in internal or not quiet[e.source]:
+            if e.action in internal:
                 continue
-            for target, path in completions(e.target):
-                then = ", ".join(graph.edges[j].action for j in path)
-                every.append(DrivenEdge(e.source, target, e.action, e.args, (i, *path), then))
-        # One step per request and outcome: the spec's list orders (and the orders of
-        # a relist's deletions) are one request, and lead to the same state.
-        steps: dict[tuple[int, str, int], DrivenEdge] = {}
+            if quiet[e.source]:
+                every += eager(e.source, e.action, e.args, (i,), e.target)
+            if held[e.source]:
+                # The paused copy of the graph: nodes n.. (see spec_driven._Graph).
+                every.append(DrivenEdge(e.source + n, e.target + n, e.action, e.args, (i,)))
+        for state in range(n):
+            if quiet[state] and held[state]:
+                every.append(DrivenEdge(state, state + n, "pause", (), ()))
+            if held[state]:
+                every += eager(state + n, "resume", (), (), state)
+        # One step per request: the spec's list orders (and the orders of a relist's
+        # deletions) are one request. Run eagerly they lead to the same state; paused,
+        # to states whose queues differ only in the order across keys, which no answer
+        # shows (calls are checked per key): the first edge stands for them all.
+        steps: dict[tuple[int, str], DrivenEdge] = {}
         for step in every:
-            key = (step.source, request_key(self.probe(graph, step, None)), step.target)
-            steps.setdefault(key, step)
+            steps.setdefault((step.source, request_key(self.probe(graph, step, None))), step)
         kept = {i for s in steps.values() for i in s.covers}
         listed = {i for s in every for i in s.covers}
+        pending = (
+            "external steps while notifications are pending or an entry is being processed "
+            "(eager processing; pause holds back only the queue)"
+            if pause
+            else "external steps while processing or handlers are pending (eager processing)"
+        )
         reasons = {
-            "external steps while processing or handlers are pending (eager processing)": 0,
+            pending: 0,
             "internal steps in another interleaving than the eager one (eager processing)": 0,
-            "another list or deletion order: the same request, the same outcome": 0,
+            "another list or deletion order: the same request, the same answers": 0,
         }
         names = list(reasons)
         for i, e in enumerate(graph.edges):
@@ -773,7 +817,7 @@ class InformerDriver(_Defaults):
         return last < compacted
 
     def probe(self, graph: StateGraph, edge: DrivenEdge, plan: Any) -> dict[str, Any]:
-        source, target = graph.states[edge.source], graph.states[edge.target]
+        source, target = _node(graph, edge.source), _node(graph, edge.target)
         history = source["history"]
         assert isinstance(history, tuple)
         match edge.action:
@@ -805,6 +849,8 @@ class InformerDriver(_Defaults):
                 return _call("watch_event", type=str(event["type"]), object=obj)
             case "WatchDrop":
                 return _call("watch_end", how="clean")
+            case "pause" | "resume":
+                return _call(edge.action)
         raise ValueError(f"{self.model} action {edge.action} is not driven")
 
     def prepare(self, graph: StateGraph, edge: DrivenEdge) -> list[dict[str, Any]]:
@@ -813,12 +859,12 @@ class InformerDriver(_Defaults):
         return []
 
     def follow(self, graph: StateGraph, edge: DrivenEdge) -> list[dict[str, Any]]:
-        if edge.action == "Connect" and self._expired(graph.states[edge.source]):
+        if edge.action == "Connect" and self._expired(_node(graph, edge.source)):
             return [{"op": "advance", "seconds": AFTER_EXPIRED}]
         return []
 
     def checks(self, graph: StateGraph, edge: DrivenEdge) -> list[Check]:
-        if edge.action == "Connect" and self._expired(graph.states[edge.source]):
+        if edge.action == "Connect" and self._expired(_node(graph, edge.source)):
             # The relist request, once the backoff is over.
             return [
                 Check(
@@ -875,17 +921,17 @@ class InformerDriver(_Defaults):
     def expect(self, graph: StateGraph, edge: DrivenEdge) -> Any:
         if edge.action in ("Write", "Compact"):
             return None
-        target = graph.states[edge.target]
+        target = _node(graph, edge.target)
         seen = self._observation(target, self._calls(graph, edge))
-        if edge.action == "Connect" and self._expired(graph.states[edge.source]):
+        if edge.action == "Connect" and self._expired(_node(graph, edge.source)):
             seen["waiting"] = {"op": "sleeping"}
         return seen
 
     def accepts(self, graph: StateGraph, edge: DrivenEdge, answer: Any) -> bool:
         if edge.action in ("Write", "Compact"):
             return answer is None
-        expired = edge.action == "Connect" and self._expired(graph.states[edge.source])
-        target = graph.states[edge.target]
+        expired = edge.action == "Connect" and self._expired(_node(graph, edge.source))
+        target = _node(graph, edge.target)
         return self._observed(target, self._calls(graph, edge), answer, expired=expired)
 
 
@@ -902,10 +948,11 @@ REAL_FIFO_ATOMIC = FIFODriver(
 )
 
 #: The informer models' internal actions: the eager walk takes them after every external
-#: step, the handler's first (a model that splits a step in two lists both halves).
-INFORMER = InformerDriver("Informer", "delta", ("Handle", "Process"))
+#: step, the handler's first (a model that splits a step in two lists both halves), and
+#: the ones ``pause`` holds back (the pop: a split Process keeps its first half here).
+INFORMER = InformerDriver("Informer", "delta", ("Handle", "Process"), ("Process",))
 INFORMER_ATOMIC = InformerDriver(
-    "InformerAtomic", "real-atomic", ("Handle", "ProcessEntry", "Take")
+    "InformerAtomic", "real-atomic", ("Handle", "ProcessEntry", "Take"), ("Take",)
 )
 
 #: model name (spec/models.json) -> its driver
