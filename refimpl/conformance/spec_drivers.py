@@ -15,8 +15,12 @@ has, a :class:`SpecDriver` says:
 * the checks sent after every edge (``len`` of a queue, ``has_synced`` of a FIFO), with
   the answer the target state gives.
 
-The expected answers come from the spec states alone, through the same object mapping
-the code replay uses (:mod:`refimpl.tla.refine_fifo`), never from running refimpl.
+The informer models (:class:`InformerDriver`) add steps the harness takes alone (its
+API server's writes: nothing is sent), requests before a probe (``advance``), and
+answers with several allowed forms (``accepts``). The expected answers come from the
+spec states alone, through the same object mappings the code replay uses
+(:mod:`refimpl.tla.refine_fifo`, :mod:`refimpl.tla.refine_informer`), never from
+running refimpl.
 """
 
 from __future__ import annotations
@@ -663,6 +667,12 @@ class InformerDriver(_Defaults):
     ``lastSyncRV``, and ``calls`` = the notifications handled on the way, per key in
     order, across keys in any order, each within INF-1. Not checked, because the specs
     do not record them: an update's ``old_rv``, a delete's ``tombstone``, ``initial``.
+
+    An adapter that declares ``pause`` and ``resume`` is also walked through a paused
+    copy of the graph (node ``i + len(states)`` is state ``i`` with processing paused):
+    ``pause`` enters it from a quiescent state; from a state where only a ``pops``
+    action is enabled, an external action takes place with nothing popped (``calls``
+    must stay empty); ``resume`` leaves it by the eager run to quiescence.
     """
 
     model: str
@@ -686,11 +696,11 @@ class InformerDriver(_Defaults):
         return {"resync": 0, "fifo": self.fifo}
 
     def refuses(self, caps: Mapping[str, Any]) -> str | None:
-        like = caps.get("behaves_like") or []
-        if self.fifo not in like:
+        like = caps.get("behaves_like")
+        if not isinstance(like, list) or self.fifo not in like:
             return (
                 f"the {self.model} model needs an informer created as fifo={self.fifo!r}; "
-                f"the adapter's behaves_like is {like!r}"
+                f"the adapter's behaves_like is {json.dumps(like)}"
             )
         return None
 
