@@ -4,7 +4,8 @@
 
 For every bug in adapters/broken/bugs.py whose component a graphed model drives
 (queue and delaying_queue: WorkQueue; delta_fifo: DeltaFIFO; real_fifo: RealFIFO and
-RealFIFOAtomic), ``refimpl conform --from-spec`` runs that model against the broken
+RealFIFOAtomic; informer: Informer and InformerAtomic, paused where the adapter can
+pause), ``refimpl conform --from-spec`` runs that model against the broken
 adapter: the table says whether a deviation was found, after how many steps and
 requests (the walk's, before shortening), how long it took, the length of the reported
 path (after shortening) and the spec action it fails at. Then the reference
@@ -28,6 +29,7 @@ MODELS = {
     "delaying_queue": ["WorkQueue"],
     "delta_fifo": ["DeltaFIFO"],
     "real_fifo": ["RealFIFO", "RealFIFOAtomic"],
+    "informer": ["Informer", "InformerAtomic"],
 }
 
 

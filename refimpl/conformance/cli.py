@@ -157,8 +157,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help=(
             "instead of random search, drive the adapter along every edge of MODEL's "
-            "committed state graph (WorkQueue, DeltaFIFO, RealFIFO, RealFIFOAtomic, or all; "
-            "repeatable; default: random search)"
+            "committed state graph (WorkQueue, DeltaFIFO, RealFIFO, RealFIFOAtomic, "
+            "Informer, InformerAtomic, or all; repeatable; default: random search)"
         ),
     )
     parser.add_argument(

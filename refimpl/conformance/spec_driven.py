@@ -28,16 +28,24 @@ import contextlib
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import attrs
 
 from refimpl.conformance.process import AdapterFailure, AdapterProcess
-from refimpl.conformance.spec_drivers import DRIVERS, DrivenEdge, SpecDriver, request_key
+from refimpl.conformance.spec_drivers import (
+    DRIVERS,
+    HARNESS_ONLY,
+    Check,
+    DrivenEdge,
+    SpecDriver,
+    request_key,
+)
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import default_spec_dir, load_manifest
+from refimpl.tla.values import Value
 
 __all__ = [
     "DRIVERS",
@@ -169,7 +177,10 @@ class _Graph:
     def __init__(self, graph: StateGraph, driver: SpecDriver, methods: frozenset[str]) -> None:
         self.graph = graph
         steps, self.undriven = driver.driven(graph, methods)
-        self.out: list[list[DrivenEdge]] = [[] for _ in graph.states]
+        # A driver may walk several copies of the graph (the informer's paused copy:
+        # node ``i + k * len(states)`` is state ``i``).
+        nodes = max([len(graph.states) - 1, *(max(s.source, s.target) for s in steps)]) + 1
+        self.out: list[list[DrivenEdge]] = [[] for _ in range(nodes)]
         for step in steps:
             self.out[step.source].append(step)
         self.init = graph.init[0]
@@ -232,7 +243,8 @@ class _Taken:
         self.open_from = [0] * len(graph.out)
         for step in graph.steps:
             self.left[step] = len(set(step.covers))
-            self.open_from[step.source] += 1
+            if self.left[step]:  # a step covering no edge (the informer's pause) is never open
+                self.open_from[step.source] += 1
             for i in set(step.covers):
                 self.steps_of.setdefault(i, []).append(step)
 
@@ -336,6 +348,9 @@ def _handshake(adapter: AdapterProcess, driver: SpecDriver, timeout: float) -> f
         return (
             f"{driver.component} lacks methods the {driver.model} model needs: {', '.join(missing)}"
         )
+    refused = driver.refuses(caps)
+    if refused is not None:
+        return refused
     allowed = caps.get("option_values") or {}
     for name, value in driver.options.items():
         if name in allowed and value not in allowed[name]:
@@ -394,11 +409,14 @@ class _Walker:
             pass
         # Coverage is the walk's; replaying a shorter path afterwards adds nothing.
         self.cov.covered = len(self.taken.edges)
-        self.cov.states_visited = len(self.visited)
+        self.cov.states_visited = self.states_visited()
         steps, resets = self.cov.steps, self.cov.resets
         with contextlib.suppress(_Abort):
             self.shorten()
         self.cov.steps, self.cov.resets = steps, resets
+
+    def states_visited(self) -> int:
+        return len({node % len(self.graph.graph.states) for node in self.visited})
 
     def current(self) -> int | None:
         return next(iter(self.belief)) if len(self.belief) == 1 else None
@@ -417,8 +435,24 @@ class _Walker:
             "options": dict(self.driver.options),
         }
         self.expect_null(None, create)
+        for check in self.driver.setup(self.graph.graph):
+            self.expect_at_init(check)
         self.belief = {self.graph.init: ()}
         self.visited.add(self.graph.init)
+
+    def expect_at_init(self, check: Check) -> None:
+        """A setup request (after ``create``), checked against the initial state."""
+        state = self.graph.graph.states[self.graph.init]
+        answer = self.send(check.request)
+        if not check.ok(state, answer):
+            self.run_.deviation = Deviation(
+                ("(setup, before the first spec action)",),
+                check.request,
+                (check.expected(state),),
+                answer,
+                tuple(self.log),
+            )
+            raise _Abort
 
     def advance(self) -> bool:
         """Take the next planned step; False when nothing untaken is reachable."""
@@ -469,8 +503,11 @@ class _Walker:
                 for s in self.graph.out[state]
                 if self.probe_key(s) == key
             ]
-        answer = self.send(request)
-        kept = [c for c in candidates if self.driver.expect(g, c) == answer]
+        for before in self.driver.prepare(g, candidates[0]):
+            self.expect_null(candidates[0], before)
+        # A step only the harness's side takes (its simulated server) sends nothing.
+        answer = None if request.get("op") == HARNESS_ONLY else self.send(request)
+        kept = [c for c in candidates if self.driver.accepts(g, c, answer)]
         if not kept:
             self.deviate(
                 candidates[0], request, [self.driver.expect(g, c) for c in candidates], answer
@@ -486,9 +523,9 @@ class _Walker:
             self.expect_null(kept[0], follow)
         for check in self.driver.checks(g, kept[0]):
             answer = self.send(check.request)
-            allowed = [c for c in kept if check.expected(g.states[c.target]) == answer]
+            allowed = [c for c in kept if check.ok(self.state(c.target), answer)]
             if not allowed:
-                expected = [check.expected(g.states[c.target]) for c in kept]
+                expected = [check.expected(self.state(c.target)) for c in kept]
                 self.deviate(kept[0], check.request, expected, answer)
             kept = allowed
         self.path.append(
@@ -511,6 +548,11 @@ class _Walker:
             self.belief = {state: ()}
         self.cov.steps += 1
         self.report_progress()
+
+    def state(self, node: int) -> Mapping[str, Value]:
+        """The spec state of a walk's node (see _Graph)."""
+        states = self.graph.graph.states
+        return states[node % len(states)]
 
     def probe_key(self, step: DrivenEdge) -> str:
         key = self.probes.get(step)
@@ -594,7 +636,7 @@ class _Walker:
         if now - self.last_progress >= 1.0:
             self.last_progress = now
             self.cov.covered = len(self.taken.edges)
-            self.cov.states_visited = len(self.visited)
+            self.cov.states_visited = self.states_visited()
             self.cov.requests = self.adapter.requests_sent
             self.progress(self.cov)
 
