@@ -188,7 +188,7 @@ def run_tlc(
     if result.location is not None:
         name = definition_at(result.location, [module.parent, *library])
         if name is not None:
-            result = attrs.evolve(result, violated=name)
+            result = attrs.evolve(result, violated=name, violated_all=(name,))
     return TlcRun(result, proc.stdout, wall, tuple(command), dot)
 
 
