@@ -7,8 +7,12 @@ flow (:class:`~refimpl.cache.reflector.ReflectorLoop`, driven one park point at 
 as :class:`~refimpl.cache.reflector.SteppedReflector` does), the FIFO core and indexer
 of an :class:`~refimpl.cache.informer_core.InformerCore` (``FifoMode.DELTA`` for
 Informer.tla, ``FifoMode.REAL_ATOMIC`` unbatched for InformerAtomic.tla), its
-``process_next``/``process_deltas`` and the listener's buffer. Only the handler at the
-end of the line is the replay's own: it records ``view`` and ``lastRV``.
+``process_deltas``, its on_add/on_update/on_delete and the listener's buffer. The
+replay's own pieces are the handler at the end of the line, which records ``view`` and
+``lastRV``, and a recorder that holds process_deltas' handler calls between the store
+write and their distribution (below). While a DeltaFIFO pop is being processed, the
+reflector's FIFO writes (List, WatchEvent) are held back, as the shell's FIFO lock
+holds them.
 
 Resource versions: the code's server starts at rv 1, the spec's history at 0, so every
 rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
