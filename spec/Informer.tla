@@ -151,8 +151,8 @@ NoteFor(d) ==
     Note(IF d.type = "Deleted" THEN "delete"
          ELSE IF store[d.obj.key] # 0 THEN "update" ELSE "add", d.obj.key, d.obj.rv)
 
-(* Write: the oldest popped delta goes into the store (INF-1: this comes   *)
-(* first); its notification is then due.                                   *)
+(* StoreWrite: the oldest popped delta goes into the store (INF-1: this   *)
+(* comes first); its notification is then due.                             *)
 StoreWrite ==
     /\ popped # <<>>
     /\ outbox = <<>>

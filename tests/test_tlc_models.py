@@ -2,10 +2,10 @@
 
 Skipped, with the reason, unless ``TLA2TOOLS_JAR`` names the TLA+ tools jar and java
 is installed (CI has neither; there the committed graphs are replayed instead). A pass
-model must pass with the recorded distinct-state count and depth (with one TLC worker,
-whose breadth-first depth repeats from run to run); an expected-failure model passes only
-when TLC reports its property violated. Graphs re-exported from the current specs must
-equal the committed ones byte for byte.
+model must pass, an expected-failure model must have TLC report its property violated,
+and both with the recorded distinct-state count and depth (one TLC worker and liveness
+checked on the complete graph, so every figure repeats from run to run). Graphs
+re-exported from the current specs must equal the committed ones byte for byte.
 """
 
 from __future__ import annotations

@@ -60,8 +60,9 @@ def register(subparsers: Any) -> None:
         "--workers",
         default="1",
         help=(
-            "TLC worker threads (default 1: the manifest's depths are those of one "
-            "worker's breadth-first search; with more, the depth is not compared)"
+            "TLC worker threads (default 1: the manifest's figures are those of one "
+            "worker's breadth-first search; with more, only pass models' state counts "
+            "are compared)"
         ),
     )
     sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
@@ -115,12 +116,13 @@ def check(spec_dir: Path, model: Model, workers: str = "1") -> tuple[TlcRun, lis
     """Run one model; returns the run and the list of unexpected findings.
 
     With one worker (the default) TLC's search is breadth-first in a fixed order and
-    every figure repeats; with more, the depth it reports varies, so it is not compared.
+    every figure repeats; with more, only a pass model's distinct-state count is
+    compared (see :func:`refimpl.tla.manifest.check_outcome`).
     """
     run = run_tlc(
         spec_dir / model.module, spec_dir / model.cfg, workers=workers, library=[spec_dir]
     )
-    return run, check_outcome(model, run.result, compare_depth=workers.strip() == "1")
+    return run, check_outcome(model, run.result, exact=workers.strip() == "1")
 
 
 def export(
