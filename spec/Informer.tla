@@ -3,8 +3,9 @@
 (* An informer end to end: an API server with a global resourceVersion,   *)
 (* its event history and compaction; a reflector that lists, watches,     *)
 (* loses its watch and re-watches, and relists after 410 Gone; the        *)
-(* DeltaFIFO (DeltaFIFO.tla, INSTANCEd); processDeltas, which updates the *)
-(* store and then enqueues a notification to the listener; and the        *)
+(* DeltaFIFO (DeltaFIFO.tla, INSTANCEd); processDeltas, which, per delta, *)
+(* writes the store and then distributes a notification to the listener   *)
+(* (two steps, as in the code: other threads run between them); and the   *)
 (* handler, which consumes notifications asynchronously and keeps its own *)
 (* level view of the world (`view`).                                       *)
 (*                                                                         *)
@@ -43,13 +44,16 @@ VARIABLES
     notifications,  \* Seq(notification): the listener's buffer
     view,           \* [Keys -> 0..MaxRV]: what the handler believes
     lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
-    applied         \* set of notifications whose store update has happened (history)
+    applied,        \* set of notifications whose store update has happened (history)
+    popped,         \* Seq(delta): the popped key's deltas not yet written to the store
+    outbox          \* <<>> or <<note>>: written to the store, not yet distributed
 
 serverVars == <<server, history, compacted>>
 reflectorVars == <<reflector, lastSyncRV>>
 fifoVars == <<queue, items, populated, initialPopulationCount, synced>>
 handlerVars == <<notifications, view, lastRV>>
-vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied>>
+procVars == <<popped, outbox>>
+vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
 
 RVs == 1..MaxRV
 DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4
@@ -70,13 +74,14 @@ Write(k) ==
         \/ /\ server[k] # 0
            /\ server' = [server EXCEPT ![k] = 0]
            /\ history' = Append(history, [type |-> "DELETED", key |-> k, rv |-> r])
-    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
 
 (* etcd compaction: older resourceVersions answer 410 Gone.                *)
 Compact ==
     /\ compacted < Len(history)
     /\ compacted' = Len(history)
-    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied,
+                   procVars>>
 
 -----------------------------------------------------------------------------
 (* The reflector.  List: the server's objects, in any order, into          *)
@@ -85,17 +90,23 @@ Compact ==
 (* can still make it fail).                                                *)
 ServerObjs == {DF!Obj(k, server[k]) : k \in {x \in Keys : server[x] # 0}}
 
+(* DeltaFIFO.Pop holds the FIFO lock while processDeltas runs, so the      *)
+(* reflector's writes to the FIFO wait until the popped key is processed.  *)
+FifoUnlocked == popped = <<>> /\ outbox = <<>>
+
 List ==
     /\ reflector = "list"
+    /\ FifoUnlocked
     /\ \E l \in DF!Orders(ServerObjs) :
          \E order \in DF!Orders(DF!StoreOnlyGone(l)) : DF!ReplaceWith(l, order)
     /\ reflector' = "connect"
     /\ lastSyncRV' = Len(history)
-    /\ UNCHANGED <<serverVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, store, handlerVars, applied, procVars>>
 
 (* The watch delivers the next event, in order, never invented.            *)
 WatchEvent ==
     /\ reflector = "watch"
+    /\ FifoUnlocked
     /\ lastSyncRV < Len(history)
     /\ LET e == history[lastSyncRV + 1]
            o == DF!Obj(e.key, e.rv)
@@ -103,12 +114,12 @@ WatchEvent ==
                [] e.type = "MODIFIED" -> DF!Update(o)
                [] e.type = "DELETED" -> DF!Delete(o)
           /\ lastSyncRV' = e.rv
-    /\ UNCHANGED <<serverVars, reflector, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, reflector, handlerVars, applied, procVars>>
 
 WatchDrop ==
     /\ reflector = "watch"
     /\ reflector' = "connect"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
 
 (* The watch request from the last synced rv is answered: the watch is    *)
 (* open, or 410 Gone if that rv was compacted away (then, after a backoff, *)
@@ -116,24 +127,48 @@ WatchDrop ==
 Connect ==
     /\ reflector = "connect"
     /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
 
 -----------------------------------------------------------------------------
-(* processDeltas: per delta, oldest first, the store first, then a         *)
-(* notification; add or update is decided by store presence.              *)
-Notes(k, ds) ==
-    [i \in DOMAIN ds |->
-        LET present == IF i = 1 THEN store[k] # 0 ELSE ds[i - 1].type # "Deleted"
-        IN Note(IF ds[i].type = "Deleted" THEN "delete"
-                ELSE IF present THEN "update" ELSE "add", k, ds[i].obj.rv)]
+(* processDeltas, in three kinds of step.  Pop: the head key's deltas are *)
+(* taken out of the FIFO (the initial count drops before processing).      *)
+Pop ==
+    /\ FifoUnlocked
+    /\ queue # <<>>
+    /\ LET k == Head(queue) IN
+        /\ queue' = Tail(queue)
+        /\ items' = [items EXCEPT ![k] = <<>>]
+        /\ popped' = items[k]
+    /\ IF initialPopulationCount > 0
+       THEN /\ initialPopulationCount' = initialPopulationCount - 1
+            /\ synced' = (synced \/ (populated /\ initialPopulationCount = 1))
+       ELSE UNCHANGED <<initialPopulationCount, synced>>
+    /\ UNCHANGED <<serverVars, reflectorVars, populated, store, handlerVars, applied, outbox>>
 
-Process ==
-    /\ DF!Pop
-    /\ LET k == Head(queue)
-           ns == Notes(k, items[k])
-       IN /\ notifications' = notifications \o ns
-          /\ applied' = applied \cup DF!Range(ns)
-    /\ UNCHANGED <<serverVars, reflectorVars, view, lastRV>>
+(* The notification a delta produces: add or update by store presence      *)
+(* before its write, delete for a Deleted delta (even of an absent key).   *)
+NoteFor(d) ==
+    Note(IF d.type = "Deleted" THEN "delete"
+         ELSE IF store[d.obj.key] # 0 THEN "update" ELSE "add", d.obj.key, d.obj.rv)
+
+(* StoreWrite: the oldest popped delta goes into the store (INF-1: this   *)
+(* comes first); its notification is then due.                             *)
+StoreWrite ==
+    /\ popped # <<>>
+    /\ outbox = <<>>
+    /\ LET d == Head(popped) IN
+        /\ store' = [store EXCEPT ![d.obj.key] = IF d.type = "Deleted" THEN 0 ELSE d.obj.rv]
+        /\ outbox' = <<NoteFor(d)>>
+        /\ applied' = applied \cup {NoteFor(d)}
+    /\ popped' = Tail(popped)
+    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, handlerVars>>
+
+(* Distribute: the handler call; the listener buffers the notification.   *)
+Distribute ==
+    /\ outbox # <<>>
+    /\ notifications' = notifications \o outbox
+    /\ outbox' = <<>>
+    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, view, lastRV, applied, popped>>
 
 (* The handler, asynchronously, one notification at a time, in order.      *)
 Handle ==
@@ -142,7 +177,7 @@ Handle ==
         /\ view' = [view EXCEPT ![n.key] = IF n.type = "delete" THEN 0 ELSE n.rv]
         /\ lastRV' = [lastRV EXCEPT ![n.key] = n.rv]
     /\ notifications' = Tail(notifications)
-    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied>>
+    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied, procVars>>
 
 Init ==
     /\ server = [k \in Keys |-> 0]
@@ -155,24 +190,29 @@ Init ==
     /\ view = [k \in Keys |-> 0]
     /\ lastRV = [k \in Keys |-> 0]
     /\ applied = {}
+    /\ popped = <<>>
+    /\ outbox = <<>>
 
 Next ==
     \/ \E k \in Keys : Write(k)
     \/ Compact
     \/ List \/ WatchEvent \/ WatchDrop \/ Connect
-    \/ Process \/ Handle
+    \/ Pop \/ StoreWrite \/ Distribute \/ Handle
 
 Fairness ==
     /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Connect)
-    /\ WF_vars(Process) /\ WF_vars(Handle)
+    /\ WF_vars(Pop) /\ WF_vars(StoreWrite) /\ WF_vars(Distribute) /\ WF_vars(Handle)
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* Item 30: a notification is enqueued only after the store reflects it.   *)
+(* INF-1: a notification reaches the listener only after the store         *)
+(* reflects it.  `applied` grows in StoreWrite, the listener's buffer in       *)
+(* Distribute: a distribution that does not wait for its write breaks it   *)
+(* (MCInformerHandlerFirst).                                               *)
 StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
 
-(* Items 31 and 20: per key, the handler sees resourceVersions in order.   *)
+(* INF-2: per key, the handler sees resourceVersions in order.            *)
 PerKeyRVOrder ==
     \A i \in DOMAIN notifications :
         /\ notifications[i].rv >= lastRV[notifications[i].key]
@@ -184,12 +224,12 @@ StoreFromServer ==
     \A k \in Keys : store[k] # 0 =>
         \E i \in DOMAIN history : history[i].key = k /\ history[i].rv = store[k]
 
-(* Items 33, 34: once the server stops changing, the store and the         *)
+(* INF-3: once the server stops changing, the store and the               *)
 (* handler's view equal the server: no ghost, no lost object.              *)
 Converges == <>[](store = server /\ view = server /\ notifications = <<>>)
 
-(* No lost delete: an object gone from the server is eventually gone from  *)
-(* the handler's view (unless it is created again).                        *)
+(* INF-3, no lost delete: an object gone from the server is eventually    *)
+(* gone from the handler's view (unless it is created again).            *)
 NoLostDelete ==
     \A k \in Keys : (server[k] = 0 /\ view[k] # 0) ~> (view[k] = 0 \/ server[k] # 0)
 =============================================================================

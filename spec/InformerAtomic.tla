@@ -9,12 +9,15 @@
 (* A relist appends one ReplacedAll(list) entry; watch events append       *)
 (* Added / Updated / Deleted entries.  Entries are taken in order, the     *)
 (* FIFO lock is released while one is processed (producers run between    *)
-(* Take and ProcessEntry).  Processing a ReplacedAll computes the          *)
-(* deletions against the store at processing time (stored keys absent from *)
-(* the list, tombstoned with the stored rv, in map order = any order),     *)
-(* replaces the store whole, then notifies the deletions, then adds or     *)
-(* updates in list order (add/update decided by the old store).  A Deleted *)
-(* for a key not in the store still reaches the handler.                   *)
+(* Take and Finish).  Processing an entry is the code's steps: ApplyEntry  *)
+(* writes the store, then Distribute hands the listener each notification *)
+(* in turn, then Finish re-locks the FIFO and counts the entry done.       *)
+(* Processing a ReplacedAll computes the deletions against the store at   *)
+(* processing time (stored keys absent from the list, tombstoned with the *)
+(* stored rv, in map order = any order), replaces the store whole, then    *)
+(* notifies the deletions, then adds or updates in list order (add/update *)
+(* decided by the old store).  A Deleted for a key not in the store still  *)
+(* reaches the handler.                                                    *)
 (*                                                                         *)
 (* docs/02-inside-the-informers-queue.md (RealFIFO, ReplacedAll) and docs/ *)
 (* 03-the-cache-you-read-from.md; invariants RF-4, INF-1, INF-3.  Resync   *)
@@ -43,13 +46,16 @@ VARIABLES
     notifications,  \* Seq(notification): the listener's buffer
     view,           \* [Keys -> 0..MaxRV]: what the handler believes
     lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
-    applied         \* set of notifications whose store update has happened (history)
+    applied,        \* set of notifications whose store update has happened (history)
+    outbox,         \* Seq(note): written to the store, not yet distributed
+    written         \* the taken entry's store write is done
 
 serverVars == <<server, history, compacted>>
 reflectorVars == <<reflector, lastSyncRV>>
 fifoVars == <<log, processing, populated, initialPopulationCount, synced>>
 handlerVars == <<notifications, view, lastRV>>
-vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied>>
+procVars == <<outbox, written>>
+vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
 
 (* Relists are bounded (each 410 needs a write and a compaction), so the   *)
 (* log bound is never reached; it only keeps RealFIFO's producer guard.   *)
@@ -71,12 +77,13 @@ Write(k) ==
         \/ /\ server[k] # 0
            /\ server' = [server EXCEPT ![k] = 0]
            /\ history' = Append(history, [type |-> "DELETED", key |-> k, rv |-> r])
-    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
 
 Compact ==
     /\ compacted < Len(history)
     /\ compacted' = Len(history)
-    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied,
+                   procVars>>
 
 -----------------------------------------------------------------------------
 (* The reflector.  List: the server's objects, in any order, appended as   *)
@@ -89,7 +96,7 @@ List ==
     /\ \E l \in RF!Orders(ServerObjs) : RF!Replace(l)
     /\ reflector' = "connect"
     /\ lastSyncRV' = Len(history)
-    /\ UNCHANGED <<serverVars, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, handlerVars, applied, procVars>>
 
 WatchEvent ==
     /\ reflector = "watch"
@@ -100,17 +107,18 @@ WatchEvent ==
                [] e.type = "MODIFIED" -> RF!Update(o)
                [] e.type = "DELETED" -> RF!Delete(o)
           /\ lastSyncRV' = e.rv
-    /\ UNCHANGED <<serverVars, reflector, initialPopulationCount, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, reflector, initialPopulationCount, handlerVars, applied,
+                   procVars>>
 
 WatchDrop ==
     /\ reflector = "watch"
     /\ reflector' = "connect"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
 
 Connect ==
     /\ reflector = "connect"
     /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
 
 -----------------------------------------------------------------------------
 (* processDeltas for one entry, against the store before the entry.        *)
@@ -132,18 +140,39 @@ EntryNotes(d, order) ==
 (* Take the head entry and release the FIFO lock ...                       *)
 Take ==
     /\ RF!Take
-    /\ UNCHANGED <<serverVars, reflectorVars, handlerVars, applied>>
+    /\ UNCHANGED <<serverVars, reflectorVars, handlerVars, applied, procVars>>
 
-(* ... then, in one step under no FIFO lock: the whole store update (for a *)
-(* ReplacedAll, store.Replace of the entire list), then the notifications. *)
-ProcessEntry ==
+(* ... then, under no FIFO lock: the whole store update (for a ReplacedAll, *)
+(* store.Replace of the entire list; INF-1: before any notification) ...   *)
+ApplyEntry ==
     /\ processing # <<>>
+    /\ ~written
     /\ \E order \in DeletionOrders(processing[1].delta) :
          LET ns == EntryNotes(processing[1].delta, order)
-         IN /\ notifications' = notifications \o ns
+         IN /\ outbox' = ns
             /\ applied' = applied \cup RF!Range(ns)
-    /\ RF!Process
-    /\ UNCHANGED <<serverVars, reflectorVars, view, lastRV>>
+    /\ store' = RF!Applied(processing[1].delta)
+    /\ written' = TRUE
+    /\ UNCHANGED <<serverVars, reflectorVars, log, processing, populated,
+                   initialPopulationCount, synced, handlerVars>>
+
+(* ... the handler calls, one notification each, in order ...              *)
+Distribute ==
+    /\ outbox # <<>>
+    /\ notifications' = Append(notifications, Head(outbox))
+    /\ outbox' = Tail(outbox)
+    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, view, lastRV, applied, written>>
+
+(* ... then re-lock and count the entry done (RealFIFO.tla's Finished).    *)
+Finish ==
+    /\ processing # <<>>
+    /\ written
+    /\ outbox = <<>>
+    /\ processing' = <<>>
+    /\ RF!Finished
+    /\ written' = FALSE
+    /\ UNCHANGED <<serverVars, reflectorVars, log, populated, store, handlerVars, applied,
+                   outbox>>
 
 Handle ==
     /\ notifications # <<>>
@@ -151,7 +180,7 @@ Handle ==
         /\ view' = [view EXCEPT ![n.key] = IF n.type = "delete" THEN 0 ELSE n.rv]
         /\ lastRV' = [lastRV EXCEPT ![n.key] = n.rv]
     /\ notifications' = Tail(notifications)
-    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied>>
+    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied, procVars>>
 
 Init ==
     /\ server = [k \in Keys |-> 0]
@@ -164,21 +193,26 @@ Init ==
     /\ view = [k \in Keys |-> 0]
     /\ lastRV = [k \in Keys |-> 0]
     /\ applied = {}
+    /\ outbox = <<>>
+    /\ written = FALSE
 
 Next ==
     \/ \E k \in Keys : Write(k)
     \/ Compact
     \/ List \/ WatchEvent \/ WatchDrop \/ Connect
-    \/ Take \/ ProcessEntry \/ Handle
+    \/ Take \/ ApplyEntry \/ Distribute \/ Finish \/ Handle
 
 Fairness ==
     /\ WF_vars(List) /\ SF_vars(WatchEvent) /\ WF_vars(Connect)
-    /\ WF_vars(Take) /\ WF_vars(ProcessEntry) /\ WF_vars(Handle)
+    /\ WF_vars(Take) /\ WF_vars(ApplyEntry) /\ WF_vars(Distribute) /\ WF_vars(Finish)
+    /\ WF_vars(Handle)
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* The properties of Informer.tla, restated over these variables.          *)
+(* The properties of Informer.tla, restated over these variables.  INF-1:  *)
+(* `applied` grows in ApplyEntry, the listener's buffer in Distribute      *)
+(* (broken by MCInformerAtomicNotifyFirst).                                *)
 StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
 
 PerKeyRVOrder ==
@@ -194,9 +228,11 @@ StoreFromServer ==
 (* Atomic mode only: right after a ReplacedAll is processed the store      *)
 (* holds exactly the listed objects, before any handler hears of it.       *)
 ReplacedAllWholeStore ==
-    [][ProcessEntry /\ processing[1].delta.type = "ReplacedAll" =>
+    [][ApplyEntry /\ processing[1].delta.type = "ReplacedAll" =>
          store' = RF!Applied(processing[1].delta)]_vars
 
+(* INF-3 (Converges broken by MCInformerAtomicRewatchSkips, NoLostDelete   *)
+(* by MCInformerAtomicNoDeletions).                                        *)
 Converges == <>[](store = server /\ view = server /\ notifications = <<>>)
 
 NoLostDelete ==

@@ -34,9 +34,9 @@ KEYS = ("a", "b")  # MCKeys
 MAX_RV = 3  # MCMaxRV
 ACTIONS = {
     FifoMode.DELTA: {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"}
-    | {"Process", "Handle"},
+    | {"Pop", "StoreWrite", "Distribute", "Handle"},
     FifoMode.REAL_ATOMIC: {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"}
-    | {"Take", "ProcessEntry", "Handle"},
+    | {"Take", "ApplyEntry", "Distribute", "Finish", "Handle"},
 }
 MODEL = {FifoMode.DELTA: "Informer", FifoMode.REAL_ATOMIC: "InformerAtomic"}
 MODES = [FifoMode.DELTA, FifoMode.REAL_ATOMIC]

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from refimpl.tla.graph import StateGraph, load_graph, parse_dot, write_graph
+from refimpl.tla.manifest import Model, check_outcome
 from refimpl.tla.output import Status, parse_duration, parse_output
 from refimpl.tla.runner import definition_at
 from refimpl.tla.values import (
@@ -271,3 +273,84 @@ def test_definition_at_names_the_violated_action_property() -> None:
     line = next(i for i, text in enumerate(source, 1) if text.startswith("Spec =="))
     assert definition_at(("AbstractWorkQueue", line, 17), [spec]) == "AbstractWorkQueue!Spec"
     assert definition_at(("NoSuchModule", 1, 1), [spec]) is None
+
+
+# -- named action and temporal property violations -----------------------------------
+
+
+def test_named_action_property_violation() -> None:
+    result = parse_output(*run("WrapsAction.out"))
+    assert result.status is Status.PROPERTY_VIOLATED
+    assert result.violated == "NeverDown" and result.violated_all == ("NeverDown",)
+    assert result.location is None
+    # The counter wraps from 2 back to 0: the step that breaks [][x' >= x]_x.
+    assert [s.state["x"] for s in result.trace] == [0, 1, 2, 0]
+
+
+def test_two_temporal_properties_violated_by_one_counterexample() -> None:
+    result = parse_output(*run("WrapsTwo.out"))
+    assert result.status is Status.PROPERTY_VIOLATED
+    assert result.violated_all == ("Reaches5", "Reaches6")
+    assert result.names_violated("Reaches6") and not result.names_violated("Reaches7")
+    assert result.trace and result.trace[0].action is None
+
+
+def test_three_temporal_properties_violated_by_one_counterexample() -> None:
+    result = parse_output(*run("WrapsThree.out"))
+    assert result.status is Status.PROPERTY_VIOLATED
+    assert result.violated_all == ("Reaches5", "Reaches6", "Reaches7")
+
+
+def test_single_violations_are_listed_alone() -> None:
+    assert parse_output(*run("Values.out")).violated_all == ("Small",)
+    assert parse_output(*run("Lasso.out")).violated_all == ("Reaches5",)
+
+
+@pytest.mark.parametrize(
+    ("name", "prop", "ok"),
+    [
+        ("WrapsAction.out", "NeverDown", True),
+        ("WrapsTwo.out", "Reaches5", True),
+        ("WrapsTwo.out", "Reaches6", True),
+        ("WrapsThree.out", "Reaches7", True),
+        ("WrapsTwo.out", "Reaches7", False),
+        ("WrapsAction.out", "Reaches5", False),
+    ],
+)
+def test_expected_violation_model_reads_named_properties(name: str, prop: str, ok: bool) -> None:
+    model = Model(name="M", module="M.tla", cfg="M.cfg", expect="violation", property=prop)
+    problems = check_outcome(model, parse_output(*run(name)))
+    assert (problems == []) is ok, problems
+
+
+def test_figures_are_compared_only_when_exact() -> None:
+    result = parse_output(*run("MCWorkQueue.out"))
+    model = Model(
+        name="WQ", module="M.tla", cfg="M.cfg", expect="pass", distinct_states=318, depth=9
+    )
+    assert check_outcome(model, result) == ["depth: manifest says 9, TLC found 10"]
+    assert check_outcome(model, result, exact=False) == []
+    wrong = attrs.evolve(model, distinct_states=317)
+    assert check_outcome(wrong, result, exact=False) == [
+        "distinct_states: manifest says 317, TLC found 318"
+    ]
+
+
+def test_violation_figures_are_compared_when_exact() -> None:
+    result = parse_output(*run("MCWorkQueueDoneForgets.out"))
+    model = Model(
+        name="DF",
+        module="M.tla",
+        cfg="M.cfg",
+        expect="violation",
+        property="DirtyKeysAreProcessed",
+        distinct_states=492,
+        depth=14,
+    )
+    assert check_outcome(model, result) == []
+    stopped_elsewhere = attrs.evolve(model, distinct_states=500, depth=15)
+    assert check_outcome(stopped_elsewhere, result) == [
+        "distinct_states: manifest says 500, TLC found 492",
+        "depth: manifest says 15, TLC found 14",
+    ]
+    assert check_outcome(stopped_elsewhere, result, exact=False) == []

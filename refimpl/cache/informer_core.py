@@ -7,7 +7,9 @@ thread-free part of client-go ``tools/cache/shared_informer.go`` (``sharedIndexI
 ``controller.go`` (``newQueueFIFO``, one ``processLoop`` iteration). Refines
 ``spec/Informer.tla``: ``store`` is the indexer, ``queue``/``items``/``synced`` the FIFO,
 ``notifications`` the listeners' buffers, ``applied`` what ``on_applied`` reports;
-:meth:`InformerCore.process_next` is the ``Process`` action.
+:meth:`InformerCore.process_next` is the spec's ``Pop`` followed, per delta, by
+``StoreWrite`` (the indexer write in ``process_deltas``) and ``Distribute`` (the
+``on_add``/``on_update``/``on_delete`` below).
 
 Which FIFO (docs/02-inside-the-informers-queue.md): ``FifoMode.REAL_ATOMIC`` is client-go's default
 since v1.36 (RealFIFO with atomic relists/resyncs, unlock-while-processing, bookmarks
@@ -350,7 +352,8 @@ class InformerCore(Generic[ObjT]):
         """The second half of :meth:`process_next` for a RealFIFO: process entries
         already taken from the core (``take_one``/``take_batch``; with
         ``unlock_while_processing`` producers may have run since), finish them, then
-        re-check sync. spec/InformerAtomic.tla's ``ProcessEntry``."""
+        re-check sync. spec/InformerAtomic.tla's ``ApplyEntry``, ``Distribute`` and
+        ``Finish``."""
         fifo = self.fifo_core
         if not isinstance(fifo, RealFIFOCore):
             raise TypeError("process_taken is for a RealFIFO; a DeltaFIFO pops and processes")
@@ -363,6 +366,16 @@ class InformerCore(Generic[ObjT]):
             self._process_failed(err)
         finally:
             fifo.finish(len(deltas))
+        self._check_synced()
+
+    def finish_taken(self, count: int) -> None:
+        """The tail of :meth:`process_taken` on its own: count ``count`` processed
+        entries done, then re-check sync. spec/InformerAtomic.tla's ``Finish``; the
+        replay calls it after driving the store write and the handler calls itself."""
+        fifo = self.fifo_core
+        if not isinstance(fifo, RealFIFOCore):
+            raise TypeError("finish_taken is for a RealFIFO")
+        fifo.finish(count)
         self._check_synced()
 
     def _check_synced(self) -> None:

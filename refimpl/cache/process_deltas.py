@@ -4,9 +4,10 @@ Stateless functions over a :class:`~refimpl.cache.store.Store` and a
 :class:`~refimpl.cache.handlers.ResourceEventHandler`; nothing here locks, blocks or
 keeps state. Ports client-go ``tools/cache/controller.go`` (``processDeltas``,
 ``processDeltasInBatch``, ``processReplacedAllInfo``; the handlers are in
-:mod:`refimpl.cache.handlers`). Refines the ``Process`` action of ``spec/Informer.tla``:
-variables ``store`` and ``notifications`` (store-before-notify: every handler call sees
-the store already updated).
+:mod:`refimpl.cache.handlers`). Refines the ``StoreWrite`` then ``Distribute`` steps of
+``spec/Informer.tla`` (``ApplyEntry`` then ``Distribute`` in ``spec/InformerAtomic.tla``):
+variables ``store`` and ``notifications`` (store-before-notify, INF-1: every handler call
+sees the store already updated).
 """
 
 from __future__ import annotations

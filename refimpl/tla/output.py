@@ -68,18 +68,32 @@ class TlcResult:
     #: (module, line, column) of a violated action property, which TLC reports by
     #: place, not name; :func:`refimpl.tla.runner.run_tlc` turns it into a name.
     location: tuple[str, int, int] | None = None
+    #: Every property TLC named as violated, in its order. One liveness counterexample
+    #: can violate several ("Temporal properties A and B were violated."); ``violated``
+    #: is then their list joined by ", ".
+    violated_all: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.status is Status.PASS
 
+    def names_violated(self, name: str) -> bool:
+        """Whether TLC reported ``name`` among the violated properties."""
+        return name in self.violated_all or (self.violated is not None and name == self.violated)
+
 
 _INVARIANT = re.compile(r"^Error: Invariant (\S+) is violated")
-_PROPERTY = re.compile(r"^Error: Temporal propert(?:y|ies) (\S+) (?:is|was) violated")
+_INITIAL_PROPERTY = re.compile(r"^Error: Property (\S+) is violated by the initial state")
+_PROPERTY = re.compile(r"^Error: Temporal property (\S+) (?:is|was) violated")
+# "Temporal properties A and B were violated." / "... A, B, and C were violated."
+_PROPERTY_LIST = re.compile(r"^Error: Temporal properties (\S.*?) were violated")
 _PROPERTIES = re.compile(r"^Error: Temporal properties were violated")
 _ACTION_PROPERTY = re.compile(
     r"^Error: Action property (line (\d+), col (\d+) to .* of module (\w+)) is violated"
 )
+# A property named in the cfg that is an action formula ([][A]_v): TLC names it.
+_NAMED_ACTION_PROPERTY = re.compile(r"^Error: Action property (\S+) is violated")
+_LIST_SEPARATOR = re.compile(r",\s+and\s+|\s+and\s+|,\s+")
 _DEADLOCK = re.compile(r"^Error: Deadlock reached")
 _STATS = re.compile(
     r"^([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states left"
@@ -199,18 +213,30 @@ def parse_output(text: str, exit_code: int) -> TlcResult:
     version = distinct = generated = depth = seconds = None
     trace_start: int | None = None
     location: tuple[str, int, int] | None = None
+    violated_all: tuple[str, ...] = ()
     for index, line in enumerate(lines):
         if version is None and (m := _VERSION.match(line)):
             version = m.group(1)
         elif m := _INVARIANT.match(line):
             status, violated = Status.INVARIANT_VIOLATED, m.group(1)
+            violated_all = (violated,)
         elif m := _ACTION_PROPERTY.match(line):
             status, violated = Status.PROPERTY_VIOLATED, m.group(1)
             location = (m.group(4), int(m.group(2)), int(m.group(3)))
+        elif m := _NAMED_ACTION_PROPERTY.match(line):
+            status, violated = Status.PROPERTY_VIOLATED, m.group(1)
+            violated_all = (violated,)
         elif _PROPERTIES.match(line):
             status = Status.PROPERTY_VIOLATED
         elif m := _PROPERTY.match(line):
             status, violated = Status.PROPERTY_VIOLATED, m.group(1)
+            violated_all = (violated,)
+        elif m := _PROPERTY_LIST.match(line):
+            violated_all = tuple(n for n in _LIST_SEPARATOR.split(m.group(1)) if n)
+            status, violated = Status.PROPERTY_VIOLATED, ", ".join(violated_all)
+        elif m := _INITIAL_PROPERTY.match(line):
+            status, violated = Status.PROPERTY_VIOLATED, m.group(1)
+            violated_all = (violated,)
         elif _DEADLOCK.match(line):
             status = Status.DEADLOCK
         elif m := _STATS.match(line):
@@ -247,4 +273,5 @@ def parse_output(text: str, exit_code: int) -> TlcResult:
         message=message,
         version=version,
         location=location,
+        violated_all=violated_all,
     )

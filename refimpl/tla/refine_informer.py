@@ -7,8 +7,12 @@ flow (:class:`~refimpl.cache.reflector.ReflectorLoop`, driven one park point at 
 as :class:`~refimpl.cache.reflector.SteppedReflector` does), the FIFO core and indexer
 of an :class:`~refimpl.cache.informer_core.InformerCore` (``FifoMode.DELTA`` for
 Informer.tla, ``FifoMode.REAL_ATOMIC`` unbatched for InformerAtomic.tla), its
-``process_next``/``process_deltas`` and the listener's buffer. Only the handler at the
-end of the line is the replay's own: it records ``view`` and ``lastRV``.
+``process_deltas``, its on_add/on_update/on_delete and the listener's buffer. The
+replay's own pieces are the handler at the end of the line, which records ``view`` and
+``lastRV``, and a recorder that holds process_deltas' handler calls between the store
+write and their distribution (below). While a DeltaFIFO pop is being processed, the
+reflector's FIFO writes (List, WatchEvent) are held back, as the shell's FIFO lock
+holds them.
 
 Resource versions: the code's server starts at rv 1, the spec's history at 0, so every
 rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
@@ -24,9 +28,15 @@ rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
     queue/items/...    the DeltaFIFO core (refine_fifo.load_delta_fifo)
     log/processing/... the atomic RealFIFO core (refine_fifo.load_real_fifo)
     store              the informer's indexer
+    popped             the popped key's deltas process_deltas has not written yet
+                       (DELTA; the replay holds them, as Go's Pop callback does)
+    outbox             handler calls process_deltas made that the replay has not yet
+                       passed on to the informer (written, not yet distributed)
+    written            the taken entry's store write is done (atomic)
     notifications      listener.pending (add / update / delete, key, rv of the object)
     view, lastRV       the recording handler
-    applied            the spec's set + what InformerCore.on_applied reports
+    applied            the spec's set + the notes whose handler call found the
+                       indexer already showing them
 
 and the actions::
 
@@ -40,11 +50,23 @@ and the actions::
     WatchEvent     hand the loop the watch's next event (FIFO add / update / delete)
     WatchDrop      the watch ends cleanly after > 1 s (a shorter, empty watch is an
                    error in client-go, not modelled): the loop asks for a new watch
-    Process        InformerCore.process_next()                            (DELTA)
+    Pop            fifo.pop_ready(): the key's deltas, handed to processing (DELTA)
+    StoreWrite     process_deltas on the oldest popped delta, its handler call
+                   recorded (DELTA)
     Take           fifo.take_one()                                        (atomic)
-    ProcessEntry   InformerCore.process_taken([entry]): process_deltas, finish(1),
-                   the sync check (process_next is fifo.take_one() + this)
+    ApplyEntry     process_deltas on the taken entry, its handler calls recorded
+    Distribute     the oldest recorded handler call made on the InformerCore
+                   (on_add / on_update / on_delete: the processor distributes it)
+    Finish         InformerCore.finish_taken(1): finish, then the sync check (atomic)
     Handle         listener.dispatch_one()
+
+process_next (DELTA) is Pop, then per delta StoreWrite + Distribute; process_taken
+(atomic) is ApplyEntry, Distribute per handler call, Finish. The code makes a handler
+call inside process_deltas, right after (or, broken, before) the store write; the
+replay records the call there, noting whether the indexer shows it at that moment
+(that is ``applied``), and makes it on the informer at Distribute: so a
+process_deltas that calls the handler before writing the store moves to a state with
+the note missing from ``applied``, which no spec step reaches.
 
 Go's map order (the order of relist tombstones from the store, and of the deletions a
 ReplacedAll computes) is any order in the specs: the indexer is filled in every order
@@ -57,7 +79,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, cast
 
 import attrs
@@ -98,6 +120,8 @@ from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, ListOptions, ListResult, Object
 from refimpl.tla.refine_fifo import (
     delta_fifo_vars,
+    delta_from_spec,
+    delta_to_spec,
     load_delta_fifo,
     load_real_fifo,
     real_fifo_vars,
@@ -110,6 +134,52 @@ __all__ = ["InformerMapping", "shift_rvs"]
 
 #: The loop's park points as the driver sees them (None: not started yet).
 Park = WaitForEvent | WaitUntil | None
+
+
+@attrs.frozen
+class _Call:
+    """A handler call process_deltas made, held until the replay distributes it."""
+
+    kind: str  # "add" | "update" | "delete"
+    obj: object
+    old: object | None = None
+    initial: bool = False
+
+    def note(self) -> Fn:
+        return _note(self.kind, self.obj)
+
+
+class _Recorder:
+    """The handler process_deltas calls during a replayed StoreWrite / ApplyEntry:
+    records each call (checking the indexer at that moment) instead of distributing."""
+
+    def __init__(self, calls: list[_Call], check: Callable[[str, object], None]) -> None:
+        self.calls = calls
+        self.check = check
+
+    def on_add(self, obj: object, is_in_initial_list: bool) -> None:
+        self.check("add", obj)
+        self.calls.append(_Call("add", obj, None, is_in_initial_list))
+
+    def on_update(self, old: object, new: object) -> None:
+        self.check("update", new)
+        self.calls.append(_Call("update", new, old))
+
+    def on_delete(self, obj: object) -> None:
+        self.check("delete", obj)
+        self.calls.append(_Call("delete", obj))
+
+
+def _call_of(note: Value) -> _Call:
+    """A spec note (rvs in code numbering) as a recorded handler call. An update's old
+    object is not in the spec: a placeholder without a resourceVersion stands in (so
+    the call is not mistaken for a resync)."""
+    n = _notification(note)
+    if isinstance(n, AddNotification):
+        return _Call("add", n.new_obj, None, n.is_in_initial_list)
+    if isinstance(n, UpdateNotification):
+        return _Call("update", n.new_obj, Object(name=_object_key(n.new_obj)))
+    return _Call("delete", n.old_obj)
 
 
 class _MoveSink(Protocol):
@@ -312,6 +382,24 @@ class _Informer:
     handler: _Handler
     applied: set[Value]
     taken: list[tuple[Delta, bool]]
+    check: Callable[[str, object], None]
+    popped: list[Delta] = attrs.Factory(list)
+    popped_initial: bool = False
+    outbox: list[_Call] = attrs.Factory(list)
+    written: bool = False
+
+    def record(self) -> _Recorder:
+        return _Recorder(self.outbox, self.check)
+
+    def distribute(self) -> None:
+        """Make the oldest recorded handler call on the informer."""
+        call = self.outbox.pop(0)
+        if call.kind == "add":
+            self.informer.on_add(call.obj, call.initial)
+        elif call.kind == "update":
+            self.informer.on_update(call.old, call.obj)
+        else:
+            self.informer.on_delete(call.obj)
 
     def resume(self, answer: Answer) -> None:
         """Hand ``answer`` to the loop and run it to its next park point."""
@@ -380,13 +468,16 @@ class InformerMapping:
         lw = _ListerWatcher(server, list_order)
         applied: set[Value] = set()
 
-        def on_applied(kind: AppliedKind, obj: object, old: object | None) -> None:
-            # A notification counts as applied only if the store shows it when it is
-            # distributed: what the spec's StoreBeforeHandler asks of the code.
+        def check(kind: str, obj: object) -> None:
+            # A notification counts as applied only if the store shows it when the
+            # handler is called: what the spec's StoreBeforeHandler asks of the code.
             stored, exists = informer.indexer.get_by_key(_object_key(obj))
             shown = not exists if kind == "delete" else exists and stored == obj
             if shown:
                 applied.add(_note(kind, obj))
+
+        def on_applied(kind: AppliedKind, obj: object, old: object | None) -> None:
+            check(kind, obj)
 
         informer = self.informer_factory(
             lw, clock=clock, fifo_mode=self.mode, batch=False, on_applied=on_applied
@@ -419,6 +510,7 @@ class InformerMapping:
             handler=cast(_Handler, None),
             applied=applied,
             taken=[],
+            check=check,
         )
         built.handler = cast(_Handler, built.listener.handler)
         self._walk_loop(built, phase, last_sync, bool(state["populated"]))
@@ -432,7 +524,18 @@ class InformerMapping:
             spec_applied = state["applied"]
             assert isinstance(spec_applied, frozenset)
             applied.update(spec_applied)
+            self._load_processing(built, state)
         return built
+
+    def _load_processing(self, built: _Informer, state: Mapping[str, Value]) -> None:
+        """What processing holds between its steps: the popped deltas (DELTA), the
+        recorded handler calls, and whether the taken entry is written (atomic)."""
+        popped = shift_rvs(state.get("popped", ()), 1)
+        outbox = shift_rvs(state.get("outbox", ()), 1)
+        assert isinstance(popped, tuple) and isinstance(outbox, tuple)
+        built.popped = [delta_from_spec(d) for d in popped]
+        built.outbox = [_call_of(n) for n in outbox]
+        built.written = bool(state.get("written", False))
 
     def initial_state(self) -> dict[str, Value]:
         """The spec state of a freshly built informer: nothing loaded into its FIFO,
@@ -516,7 +619,12 @@ class InformerMapping:
             "view": Fn({k: built.handler.view.get(k, 0) for k in self.keys}),
             "lastRV": Fn({k: built.handler.last_rv.get(k, 0) for k in self.keys}),
             "applied": frozenset(built.applied),
+            "outbox": tuple(c.note() for c in built.outbox),
         }
+        if self.mode is FifoMode.DELTA:
+            state["popped"] = tuple(shift_rvs(delta_to_spec(d), -1) for d in built.popped)
+        else:
+            state["written"] = built.written
         fifo = built.informer.fifo_core
         fifo_state = (
             delta_fifo_vars(fifo, self.keys)
@@ -588,7 +696,13 @@ class InformerMapping:
         move("Compact", built)
 
         phase = state["reflector"]
-        if phase == "list":
+        # The DeltaFIFO shell's pop runs process_deltas under the FIFO lock
+        # (DeltaFIFO.pop in refimpl/cache/delta_fifo.py): while a popped key is being
+        # processed, a reflector step that writes to the FIFO (a list, a watch event)
+        # waits for it. The cores replayed here have no lock, so the replay holds
+        # those moves back, as the lock would.
+        fifo_locked = self.mode is FifoMode.DELTA and bool(state["popped"] or state["outbox"])
+        if phase == "list" and not fifo_locked:
             for list_order in self._orders(state, "server"):
                 for store_order in self._orders(state, "store"):
                     built = self.build(state, store_order, list_order)
@@ -609,7 +723,7 @@ class InformerMapping:
             built = self.build(state)
             assert isinstance(built.park, WaitForEvent)
             open_watch = cast(_PendingWatch, built.park.watch).watch
-            if open_watch is not None and open_watch.wire:
+            if open_watch is not None and open_watch.wire and not fifo_locked:
                 built.resume(open_watch.next_event(0))
                 move("WatchEvent", built)
             built = self.build(state)
@@ -617,18 +731,40 @@ class InformerMapping:
             move("WatchDrop", built)
 
         if self.mode is FifoMode.DELTA:
-            if state["queue"]:
-                built = self.build(state)
-                built.informer.process_next(single=self.process)
-                self._check_no_errors(built)
-                move("Process", built)
+            self._delta_moves(state, move)
         else:
             self._atomic_moves(state, move)
+        if state["outbox"]:
+            built = self.build(state)
+            built.distribute()
+            move("Distribute", built)
 
         built = self.build(state)
         if built.listener.dispatch_one():
             move("Handle", built)
         return moves
+
+    def _delta_moves(self, state: Mapping[str, Value], move: _MoveSink) -> None:
+        built = self.build(state)
+        fifo = cast(DeltaFIFOCore, built.informer.fifo_core)
+        # DeltaFIFO.Pop runs processDeltas under the FIFO lock: the next pop waits.
+        if fifo.queue and not built.popped and not built.outbox:
+            _, deltas, built.popped_initial = fifo.pop_ready()
+            built.popped = list(deltas)
+            move("Pop", built)
+        built = self.build(state)
+        if built.popped and not built.outbox:
+            delta = built.popped.pop(0)
+            self._process(built, delta, built.popped_initial)
+            move("StoreWrite", built)
+
+    def _process(self, built: _Informer, delta: Delta, initial: bool) -> None:
+        """process_deltas (or the broken variant under test) on one delta, its handler
+        calls recorded; an error it raises is a replay failure, as in process_next."""
+        try:
+            self.process(built.record(), built.informer.indexer, [delta], initial)
+        except Exception as err:
+            raise AssertionError(f"processing raised: {err!r}") from err
 
     def _atomic_moves(self, state: Mapping[str, Value], move: _MoveSink) -> None:
         built = self.build(state)
@@ -636,13 +772,20 @@ class InformerMapping:
         if fifo.items and not built.taken:
             built.taken.append(fifo.take_one())
             move("Take", built)
-        if state["processing"]:
+        if state["processing"] and not state["written"]:
             for store_order in self._orders(state, "store"):
                 built = self.build(state, store_order)
-                delta, initial = built.taken.pop()
-                built.informer.process_taken([delta], initial, single=self.process)
-                self._check_no_errors(built)
-                move("ProcessEntry", built)
+                delta, initial = built.taken[0]
+                self._process(built, delta, initial)
+                built.written = True
+                move("ApplyEntry", built)
+        if state["processing"] and state["written"] and not state["outbox"]:
+            built = self.build(state)
+            built.taken.pop()
+            built.written = False
+            built.informer.finish_taken(1)
+            self._check_no_errors(built)
+            move("Finish", built)
 
     @staticmethod
     def _check_no_errors(built: _Informer) -> None:

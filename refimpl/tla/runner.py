@@ -137,7 +137,9 @@ def run_tlc(
     """Model-check ``module`` with ``config``; ``dump_dot`` also returns the state graph
     (TLC's ``-dump dot,actionlabels``) as text.
 
-    Uses ``-fp 0`` so fingerprints (and hence dumps) repeat from run to run.
+    Uses ``-fp 0`` so fingerprints (and hence dumps) repeat from run to run, and
+    ``-lncheck final`` so liveness is checked once, on the whole graph, not at intervals
+    of wall time (with one worker every figure then repeats).
     ``library`` lists folders searched for EXTENDed / INSTANCEd modules besides the
     module's own (TLC's ``TLA-Library``; proofs/ uses spec/ this way). Raises
     :class:`TlcUnavailable` without java or jar, ``FileNotFoundError`` for a missing
@@ -163,6 +165,11 @@ def run_tlc(
             workers,
             "-fp",
             "0",
+            # Liveness once, on the complete graph: TLC otherwise also checks it at
+            # intervals of wall time, so where a violation is found (and the state
+            # count printed with it) would depend on the machine's speed.
+            "-lncheck",
+            "final",
             "-noGenerateSpecTE",
             "-metadir",
             str(tmpdir / "states"),
@@ -188,7 +195,7 @@ def run_tlc(
     if result.location is not None:
         name = definition_at(result.location, [module.parent, *library])
         if name is not None:
-            result = attrs.evolve(result, violated=name)
+            result = attrs.evolve(result, violated=name, violated_all=(name,))
     return TlcRun(result, proc.stdout, wall, tuple(command), dot)
 
 

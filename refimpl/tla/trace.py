@@ -43,7 +43,9 @@ The mappings (spec variable = trace field)::
                and synced as for DeltaFIFO / atomic RealFIFO; notifications =
                pending[spec.listener] (h0), "deleteDFSU" = delete; view, lastRV =
                spec.view, spec.lastRV (a recording handler behind h0; absent = 0).
-               Left to the spec: populated, initialPopulationCount, applied. A crash
+               Left to the spec: populated, initialPopulationCount, applied; the
+               processing variables (popped, outbox, written) are empty at every line,
+               since a simulator step processes whole keys / entries. A crash
                restarts everything but the server from Init.
 
 Each code step (the line's ``action``) may take the spec steps of :data:`STEPS`; any
@@ -124,6 +126,32 @@ def _waiting(state: Mapping[str, Value]) -> int:
     return len(waiting)
 
 
+def _head_deltas(state: Mapping[str, Value]) -> int:
+    """How many deltas the head key of a (mapped) DeltaFIFO state holds."""
+    queue = _as_seq(state["queue"])
+    if not queue:
+        return 0
+    items = _as_fn(state["items"])
+    return len(_as_seq(items[queue[0]])) if queue[0] in items else 0
+
+
+def _entry_steps(state: Mapping[str, Value]) -> int:
+    """An upper bound on the spec steps processing every logged entry of an atomic
+    RealFIFO state takes: Take, ApplyEntry and Finish each, plus one Distribute per
+    handler call (a ReplacedAll: one per listed object and per deletion, at most the
+    stored keys and the keys earlier entries added)."""
+    log = _as_seq(state["log"])
+    stored = len(_as_fn(state["store"]))
+    steps = 0
+    for entry in log:
+        delta = _as_fn(entry)
+        calls = 1
+        if delta["type"] == "ReplacedAll":
+            calls = len(_as_seq(delta["obj"])) + stored + len(log)
+        steps += 3 + calls
+    return steps
+
+
 STEPS: dict[str, dict[str, StepRule]] = {
     "WorkQueue": {
         # A handler's notification enqueues at most one key.
@@ -159,16 +187,17 @@ STEPS: dict[str, dict[str, StepRule]] = {
         # watch (List, Connect), one watch event, a dropped watch and its re-watch
         # (WatchDrop, Connect), or the 410 answer to a watch request (Connect).
         "reflector": (frozenset({"List", "Connect", "WatchEvent", "WatchDrop"}), lambda s: 2),
-        # process_next: pop one key's deltas; the store, then the notifications.
-        "pop": (frozenset({"Process"}), lambda s: 1),
+        # process_next: pop one key's deltas, then per delta the store write and the
+        # handler call (Pop, then StoreWrite and Distribute per delta).
+        "pop": (frozenset({"Pop", "StoreWrite", "Distribute"}), lambda s: 1 + 2 * _head_deltas(s)),
         # One listener hands one notification to its handler (h0: Handle).
         "dispatch": (frozenset({"Handle"}), lambda s: 1),
         "compact": (frozenset({"Compact"}), lambda s: 1),
     },
     "InformerAtomic": {
         "reflector": (frozenset({"List", "Connect", "WatchEvent", "WatchDrop"}), lambda s: 2),
-        # A batch: Take and ProcessEntry per entry.
-        "pop": (frozenset({"Take", "ProcessEntry"}), lambda s: 2 * len(_as_seq(s["log"]))),
+        # A batch, per entry: Take, ApplyEntry, a Distribute per handler call, Finish.
+        "pop": (frozenset({"Take", "ApplyEntry", "Distribute", "Finish"}), _entry_steps),
         "dispatch": (frozenset({"Handle"}), lambda s: 1),
         "compact": (frozenset({"Compact"}), lambda s: 1),
     },
@@ -981,7 +1010,7 @@ def _informer_hints(
     if "List" in acts:
         listed, order = (_real_hints if atomic else _fifo_hints)(before, after)
         shown += [order] + ([listed] if listed is not None else [])
-    if "ProcessEntry" in acts:
+    if "ApplyEntry" in acts:
         run: list[Value] = []
         for note in (*_appended(before["notifications"], after["notifications"]), None):
             if note is not None and _as_fn(note)["type"] == "delete":

@@ -6,12 +6,14 @@
 (* atomic RealFIFO?  Everything is as in InformerTrace.tla but the FIFO:   *)
 (* log, the simulator's RealFIFO without its Bookmark entries (not         *)
 (* modelled; processing one changes nothing mapped), and processing =     *)
-(* <<>> at every line: the simulator takes and processes a batch in one    *)
-(* step, which is Take then ProcessEntry per entry (budget 2 per queued    *)
-(* entry).  Batches hold entries of distinct keys and a ReplacedAll is     *)
-(* taken alone, so processing a batch at once notifies what entry-by-entry *)
-(* processing would.  ProcessEntry chooses the order of a ReplacedAll's    *)
-(* deletions through RF!Orders, which the cfg overrides with TraceOrders.  *)
+(* <<>>, outbox = <<>> and written = FALSE at every line: the simulator    *)
+(* takes and processes a batch in one step, which is, per entry, Take,     *)
+(* ApplyEntry, one Distribute per handler call and Finish (the budget      *)
+(* bounds them from the log before the line).  Batches hold entries of     *)
+(* distinct keys and a ReplacedAll is taken alone, so processing a batch   *)
+(* at once notifies what entry-by-entry processing would.  ApplyEntry      *)
+(* chooses the order of a ReplacedAll's deletions through RF!Orders, which *)
+(* the cfg overrides with TraceOrders.                                     *)
 (***************************************************************************)
 EXTENDS InformerAtomic, TLC
 
@@ -45,6 +47,8 @@ IsNext(t) ==
     /\ notifications' = t.state.notifications
     /\ view' = OrZero(t.state.view)
     /\ lastRV' = OrZero(t.state.lastRV)
+    /\ outbox' = <<>>
+    /\ written' = FALSE
 
 TraceRange(s) == {s[n] : n \in DOMAIN s}
 AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
@@ -66,7 +70,9 @@ SpecStep(t) ==
     \/ "WatchEvent" \in acts /\ WatchEvent
     \/ "WatchDrop" \in acts /\ WatchDrop
     \/ "Take" \in acts /\ Take
-    \/ "ProcessEntry" \in acts /\ ProcessEntry
+    \/ "ApplyEntry" \in acts /\ ApplyEntry
+    \/ "Distribute" \in acts /\ Distribute
+    \/ "Finish" \in acts /\ Finish
     \/ "Handle" \in acts /\ Handle
 
 TraceInit ==
@@ -109,6 +115,8 @@ Restart ==
     /\ view' = [k \in Keys |-> 0]
     /\ lastRV' = [k \in Keys |-> 0]
     /\ applied' = {}
+    /\ outbox' = <<>>
+    /\ written' = FALSE
     /\ i' = i + 1
     /\ sub' = 0
 

@@ -19,6 +19,9 @@
 (* Partial maps in the trace (server, store, view, lastRV, items) list    *)
 (* only their non-zero entries.  Not in the trace, so left to the spec:   *)
 (* populated, initialPopulationCount and the history variable `applied`.  *)
+(* A simulator step processes a popped key whole, so popped and outbox are *)
+(* <<>> at every line; a pop line takes Pop, then StoreWrite and           *)
+(* Distribute per delta of the head key.                                   *)
 (*                                                                         *)
 (* Some code steps are several spec steps: a reflector step that lists     *)
 (* also opens its watch (List, Connect); one that sees its watch end       *)
@@ -76,6 +79,8 @@ IsNext(t) ==
     /\ notifications' = t.state.notifications
     /\ view' = OrZero(t.state.view)
     /\ lastRV' = OrZero(t.state.lastRV)
+    /\ popped' = <<>>
+    /\ outbox' = <<>>
 
 TraceRange(s) == {s[n] : n \in DOMAIN s}
 AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
@@ -98,7 +103,9 @@ SpecStep(t) ==
     \/ "Connect" \in acts /\ Connect
     \/ "WatchEvent" \in acts /\ WatchEvent
     \/ "WatchDrop" \in acts /\ WatchDrop
-    \/ "Process" \in acts /\ Process
+    \/ "Pop" \in acts /\ Pop
+    \/ "StoreWrite" \in acts /\ StoreWrite
+    \/ "Distribute" \in acts /\ Distribute
     \/ "Handle" \in acts /\ Handle
 
 TraceInit ==
@@ -141,6 +148,8 @@ Restart ==
     /\ view' = [k \in Keys |-> 0]
     /\ lastRV' = [k \in Keys |-> 0]
     /\ applied' = {}
+    /\ popped' = <<>>
+    /\ outbox' = <<>>
     /\ i' = i + 1
     /\ sub' = 0
 

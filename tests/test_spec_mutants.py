@@ -1,0 +1,86 @@
+"""Each headline informer property can fail: a mutation model breaks it.
+
+For spec/Informer.tla and spec/InformerAtomic.tla and each of StoreBeforeHandler
+(INF-1), NoLostDelete and Converges (INF-3), spec/models.json lists an expected-violation
+model that EXTENDS the spec, names that property, and whose next-state relation is the
+spec's ``Next`` with exactly one action swapped for a mutated one; the main model checks
+the property. Runs without TLC (reads the modules); TLC checks that each mutant really
+violates its property (tests/test_tlc_models.py, ``pytest -m tlc``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from refimpl.tla.graph import without_comments
+from refimpl.tla.manifest import Model, load_manifest
+
+SPEC = Path(__file__).resolve().parents[1] / "spec"
+MODELS = {m.name: m for m in load_manifest(SPEC)}
+SPECS = {"Informer": "Informer", "InformerAtomic": "InformerAtomic"}
+PROPERTIES = ("StoreBeforeHandler", "NoLostDelete", "Converges")
+_WORD = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
+
+
+def _source(name: str) -> str:
+    return without_comments((SPEC / name).read_text())
+
+
+def _definition(text: str, name: str) -> str:
+    """The body of the top-level definition ``name ==``: up to the next line that
+    starts in column 0 (the next definition, a separator, the module's end)."""
+    match = re.search(rf"(?m)^{name}\s*==(.*?)(?=\n\S|\Z)", text, re.S)
+    assert match, f"no definition {name}"
+    return match.group(1)
+
+
+def _actions(body: str) -> set[str]:
+    return set(_WORD.findall(body)) - {"UNCHANGED", "Keys"}
+
+
+def _extends(model: Model) -> str | None:
+    match = re.search(r"(?m)^EXTENDS\s+(\w+)", _source(model.module))
+    return match.group(1) if match else None
+
+
+def _next_name(model: Model) -> str:
+    cfg = (SPEC / model.cfg).read_text()
+    spec_name = re.search(r"SPECIFICATION\s+(\w+)", cfg)
+    assert spec_name, model.cfg
+    text = _source(model.module)
+    body = _definition(text, spec_name.group(1))
+    nxt = re.search(r"\[\]\[(\w+)\]_", body)
+    assert nxt, f"{model.name}: no [][Next]_vars in {spec_name.group(1)}"
+    return nxt.group(1)
+
+
+def _mutants(spec: str, prop: str) -> list[Model]:
+    return [
+        m
+        for m in MODELS.values()
+        if m.expect == "violation" and m.property == prop and _extends(m) == spec
+    ]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("prop", PROPERTIES)
+def test_each_headline_property_has_a_one_action_mutant(spec: str, prop: str) -> None:
+    main = MODELS[SPECS[spec]]
+    assert main.expect == "pass"
+    assert re.search(rf"(?m)^\s+{prop}\s*$", (SPEC / main.cfg).read_text()), (
+        f"{main.cfg} does not check {prop}"
+    )
+    mutants = _mutants(spec, prop)
+    assert mutants, f"no expected-violation model of {spec}.tla for {prop}"
+    spec_next = _actions(_definition(_source(f"{spec}.tla"), "Next"))
+    for mutant in mutants:
+        body = _definition(_source(mutant.module), _next_name(mutant))
+        mutant_next = _actions(body)
+        removed, added = spec_next - mutant_next, mutant_next - spec_next
+        assert len(removed) == 1 and len(added) == 1, (
+            f"{mutant.name}: Next should swap one action of {spec}.tla's, "
+            f"but drops {sorted(removed)} and adds {sorted(added)}"
+        )
