@@ -960,9 +960,14 @@ REAL_FIFO_ATOMIC = FIFODriver(
 #: The informer models' internal actions: the eager walk takes them after every external
 #: step, the handler's first (a model that splits a step in two lists both halves), and
 #: the ones ``pause`` holds back (the pop: a split Process keeps its first half here).
-INFORMER = InformerDriver("Informer", "delta", ("Handle", "Process"), ("Process",))
+INFORMER = InformerDriver(
+    "Informer", "delta", ("Handle", "Distribute", "StoreWrite", "Pop"), ("Pop",)
+)
 INFORMER_ATOMIC = InformerDriver(
-    "InformerAtomic", "real-atomic", ("Handle", "ProcessEntry", "Take"), ("Take",)
+    "InformerAtomic",
+    "real-atomic",
+    ("Handle", "Distribute", "ApplyEntry", "Finish", "Take"),
+    ("Take",),
 )
 
 #: model name (spec/models.json) -> its driver
