@@ -238,8 +238,11 @@ def end_bookmark(rv: int) -> dict[str, Any]:
     return inf("watch_event", type="BOOKMARK", object=obj("", rv), initial_events_end=True)
 
 
-def shrink_informer(bug: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``requests`` replayed on the broken informer ``bug``, then minimised."""
+def shrink_broken(
+    bug: str, component: str, kind: str, requests: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``requests`` replayed on the broken adapter ``bug`` (failing as ``kind``), then
+    minimised."""
     config = Config(
         command=[sys.executable, str(BROKEN), "--bug", bug],
         shrink_budget=40.0,
@@ -249,11 +252,16 @@ def shrink_informer(bug: str, requests: list[dict[str, Any]]) -> list[dict[str, 
     ctx = RunContext(config, io.StringIO())
     try:
         ctx.start_adapter()
-        found = try_trace(ctx, "informer", requests)
-        assert found is not None and found.kind == "invariant"
+        found = try_trace(ctx, component, requests)
+        assert found is not None and found.kind == kind
         return [s.request for s in minimize(ctx, found).steps]
     finally:
         ctx.close()
+
+
+def shrink_informer(bug: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``requests`` replayed on the broken informer ``bug``, then minimised."""
+    return shrink_broken(bug, "informer", "invariant", requests)
 
 
 # informer-tombstones-only-known, seed 1 of benchmarks/conformance.py: a relist while the
@@ -551,20 +559,7 @@ PADDED_RELIST = [
 
 
 def shrink_fifo(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    config = Config(
-        command=[sys.executable, str(BROKEN), "--bug", "resync-over-queued"],
-        shrink_budget=40.0,
-        seed=1,
-        progress=False,
-    )
-    ctx = RunContext(config, io.StringIO())
-    try:
-        ctx.start_adapter()
-        found = try_trace(ctx, "delta_fifo", requests)
-        assert found is not None and found.kind == "disagreement"
-        return [s.request for s in minimize(ctx, found).steps]
-    finally:
-        ctx.close()
+    return shrink_broken("resync-over-queued", "delta_fifo", "disagreement", requests)
 
 
 def test_forgetting_an_object_drops_it_from_lists_with_its_steps() -> None:
