@@ -286,6 +286,12 @@ def _reason(args: dict[str, Any], allowed: Sequence[str]) -> str:
     return value
 
 
+def _adapter_waiting(actual: dict[str, Any] | None) -> Any:
+    """The ``waiting`` of an adapter's observation (anything else: None)."""
+    result = (actual or {}).get("result")
+    return result.get("waiting") if isinstance(result, dict) else None
+
+
 class InformerComponent:
     """The ``informer`` component on refimpl (see the module docstring).
 
@@ -425,8 +431,7 @@ class InformerComponent:
     def follow(self, actual: dict[str, Any]) -> None:
         """Steer: if the adapter is not (or no longer) in a backoff, the reference's
         backoff ends now too."""
-        result = actual.get("result")
-        waiting = result.get("waiting") if isinstance(result, dict) else None
+        waiting = _adapter_waiting(actual)
         if isinstance(waiting, dict) and waiting.get("op") in ("sleeping", "idle"):
             if waiting.get("op") == "sleeping":
                 self._asleep_at = self.clock.now()
@@ -454,8 +459,7 @@ class InformerComponent:
         longest = self.clock.now() - uncertain[1]
         if short == is_very_short_watch(longest):
             return short
-        result = (self._actual or {}).get("result")
-        waiting = result.get("waiting") if isinstance(result, dict) else None
+        waiting = _adapter_waiting(self._actual)
         if not isinstance(waiting, dict):
             return short
         return waiting.get("op") != "watch"
