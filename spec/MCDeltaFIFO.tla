@@ -1,7 +1,7 @@
 ---------------------------- MODULE MCDeltaFIFO ----------------------------
 (* Model: 2 keys, resource versions 1..2, at most 2 queued deltas before   *)
-(* producers wait.                                                         *)
-EXTENDS DeltaFIFO
+(* producers wait; with Close (DeltaFIFOClose.tla).                       *)
+EXTENDS DeltaFIFOClose
 
 MCKeys == {"a", "b"}
 MCRVs == {1, 2}

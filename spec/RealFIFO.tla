@@ -13,7 +13,26 @@
 (* Objects, tombstones and the store are as in DeltaFIFO.tla.  A           *)
 (* ReplacedAll entry carries the listed objects (a sequence) in `obj`.     *)
 (* Producer calls are the environment, bounded by MaxQueued log entries.  *)
-(* Bookmarks and Close are not modelled.                                   *)
+(*                                                                         *)
+(* The consumer is Pop (one entry) or PopBatch (client-go's PopBatch, the *)
+(* informer's default with RealFIFO: the longest head run of object       *)
+(* entries with distinct keys, never past the initial list).  A batch of  *)
+(* one entry is handed to the single-entry path, so it is the step Pop /  *)
+(* Take; PopBatch / TakeBatch are the batches of two or more.  The batch   *)
+(* size limit (1000) and the lock-holding threshold (two batches queued)  *)
+(* are never reached in a model this small, and are not modelled.         *)
+(*                                                                         *)
+(* In the non-atomic mode Pop and PopBatch run under the FIFO lock, so    *)
+(* taking and processing are one step and `processing` stays <<>>; the    *)
+(* properties about an entry in flight (NotSyncedWhileInitialEntryInFlight,*)
+(* TakenIsProcessed) and about ReplacedAll entries (ReplacedAllSetsStoreKeys)*)
+(* mean something only with Atomic = TRUE and are checked only there     *)
+(* (MCRealFIFOAtomic.cfg).  RelistLeavesListedKeys and                    *)
+(* InitialListIsProcessed are checked in both modes.                       *)
+(*                                                                         *)
+(* Close, and the consumer's exit on a closed empty FIFO, are in           *)
+(* RealFIFOClose.tla, which INSTANCEs this module (InformerAtomic.tla      *)
+(* INSTANCEs it too and has no `closed`).  Bookmarks are not modelled.    *)
 (*                                                                         *)
 (* Refined by refimpl/cache/real_fifo.py (RealFIFOCore) plus               *)
 (* refimpl/cache/process_deltas.py: refimpl/tla/refine_fifo.py.           *)
@@ -44,6 +63,7 @@ Tomb(k, r) == [key |-> k, rv |-> r, dfsu |-> TRUE]
 Delta(t, o) == [type |-> t, obj |-> o]
 
 Objs == {Obj(k, r) : k \in Keys, r \in RVs}
+Tombs == {Tomb(k, r) : k \in Keys, r \in RVs \cup {0}}
 Range(s) == {s[i] : i \in DOMAIN s}
 Last(s) == s[Len(s)]
 Orders(S) == {s \in [1..Cardinality(S) -> S] : Range(s) = S}
@@ -123,23 +143,44 @@ Resync ==
               log' = log \o [i \in DOMAIN order |-> Delta("Sync", Obj(order[i], store[order[i]]))]
     /\ UNCHANGED <<processing, populated, initialPopulationCount, synced, store>>
 
-(* processDeltas' effect on the store (handlers are in Informer.tla).      *)
-Applied(d) ==
+(* processDeltas' effect on a store s (handlers are in Informer.tla).      *)
+ApplyTo(s, d) ==
     CASE d.type = "ReplacedAll" ->
             [k \in Keys |-> IF k \in Listed(d.obj)
                             THEN d.obj[CHOOSE i \in DOMAIN d.obj : d.obj[i].key = k].rv
                             ELSE 0]
-      [] d.type = "SyncAll" -> store
-      [] d.type = "Deleted" -> [store EXCEPT ![d.obj.key] = 0]
-      [] OTHER -> [store EXCEPT ![d.obj.key] = d.obj.rv]
+      [] d.type = "SyncAll" -> s
+      [] d.type = "Deleted" -> [s EXCEPT ![d.obj.key] = 0]
+      [] OTHER -> [s EXCEPT ![d.obj.key] = d.obj.rv]
+
+Applied(d) == ApplyTo(store, d)
+
+RECURSIVE ApplyAll(_, _)
+ApplyAll(s, ds) == IF ds = <<>> THEN s ELSE ApplyAll(ApplyTo(s, Head(ds)), Tail(ds))
+
+(* takeBatch: the longest head run of object entries (BATCHABLE_TYPES)    *)
+(* with distinct keys that does not reach past the initial list while it  *)
+(* is pending; a head entry that is not batchable goes alone.             *)
+FitsBatch(n) ==
+    /\ n <= Len(log)
+    /\ \A i \in 1..n : IsObjectEntry(log[i])
+    /\ \A i, j \in 1..n : i # j => log[i].obj.key # log[j].obj.key
+    /\ initialPopulationCount = 0 \/ n <= initialPopulationCount
+
+BatchLen ==
+    IF log = <<>> THEN 0
+    ELSE IF ~IsObjectEntry(Head(log)) THEN 1
+    ELSE CHOOSE n \in 1..Len(log) : FitsBatch(n) /\ ~FitsBatch(n + 1)
 
 (* The count drops only after processing: HasSynced cannot turn true while *)
 (* the last initial entry is being processed (PR #136264).                 *)
-Finished ==
+FinishedN(n) ==
     IF initialPopulationCount > 0
-    THEN /\ initialPopulationCount' = initialPopulationCount - 1
-         /\ synced' = (synced \/ (populated /\ initialPopulationCount = 1))
+    THEN /\ initialPopulationCount' = initialPopulationCount - n
+         /\ synced' = (synced \/ (populated /\ initialPopulationCount = n))
     ELSE UNCHANGED <<initialPopulationCount, synced>>
+
+Finished == FinishedN(1)
 
 (* Non-atomic: pop and process under the FIFO lock, one step.              *)
 Pop ==
@@ -148,6 +189,16 @@ Pop ==
     /\ log' = Tail(log)
     /\ store' = Applied(Head(log))
     /\ Finished
+    /\ UNCHANGED <<processing, populated>>
+
+(* Non-atomic PopBatch: take a batch of two or more and process it, under *)
+(* the lock; one finish for the whole batch.                               *)
+PopBatch ==
+    /\ ~Atomic
+    /\ BatchLen >= 2
+    /\ log' = SubSeq(log, BatchLen + 1, Len(log))
+    /\ store' = ApplyAll(store, SubSeq(log, 1, BatchLen))
+    /\ FinishedN(BatchLen)
     /\ UNCHANGED <<processing, populated>>
 
 (* Atomic: take the head, release the lock ...                             *)
@@ -159,12 +210,24 @@ Take ==
     /\ log' = Tail(log)
     /\ UNCHANGED <<populated, initialPopulationCount, synced, store>>
 
-(* ... process it (producers may have run meanwhile), re-lock, finish.     *)
+(* ... or take a batch of two or more, release the lock ...               *)
+TakeBatch ==
+    /\ Atomic
+    /\ processing = <<>>
+    /\ BatchLen >= 2
+    /\ processing' = [i \in 1..BatchLen |-> [delta |-> log[i], initial |-> ~synced]]
+    /\ log' = SubSeq(log, BatchLen + 1, Len(log))
+    /\ UNCHANGED <<populated, initialPopulationCount, synced, store>>
+
+TakenDeltas == [i \in DOMAIN processing |-> processing[i].delta]
+
+(* ... process what was taken (producers may have run meanwhile), re-lock, *)
+(* finish.                                                                  *)
 Process ==
     /\ processing # <<>>
-    /\ store' = Applied(processing[1].delta)
+    /\ store' = ApplyAll(store, TakenDeltas)
     /\ processing' = <<>>
-    /\ Finished
+    /\ FinishedN(Len(processing))
     /\ UNCHANGED <<log, populated>>
 
 Init ==
@@ -179,11 +242,25 @@ Next ==
     \/ \E o \in Objs : Add(o) \/ Update(o) \/ Delete(o)
     \/ \E l \in Lists : Replace(l)
     \/ Resync
-    \/ Pop \/ Take \/ Process
+    \/ Pop \/ PopBatch \/ Take \/ TakeBatch \/ Process
 
-Spec == Init /\ [][Next]_vars /\ WF_vars(Pop) /\ WF_vars(Take) /\ WF_vars(Process)
+(* The consumer keeps popping: whichever of its steps is enabled is taken. *)
+Consume == Pop \/ PopBatch \/ Take \/ TakeBatch \/ Process
+
+Spec == Init /\ [][Next]_vars /\ WF_vars(Consume)
 
 -----------------------------------------------------------------------------
+ObjectEntries == [type : {"Added", "Updated", "Deleted", "Replaced", "Sync"}, obj : Objs \cup Tombs]
+Entries == ObjectEntries \cup [type : {"ReplacedAll"}, obj : Lists] \cup {Delta("SyncAll", <<>>)}
+
+TypeOK ==
+    /\ log \in Seq(Entries)
+    /\ processing \in Seq([delta : Entries, initial : BOOLEAN])
+    /\ populated \in BOOLEAN
+    /\ initialPopulationCount \in Nat
+    /\ synced \in BOOLEAN
+    /\ store \in [Keys -> RVs \cup {0}]
+
 SyncedMeansInitialListProcessed == synced <=> (populated /\ initialPopulationCount = 0)
 
 InitialCountWithinLog == initialPopulationCount <= Len(log) + Len(processing)
@@ -206,6 +283,35 @@ ReplacedAllSetsStoreKeys ==
     [][Process /\ processing[1].delta.type = "ReplacedAll" =>
          {k \in Keys : store'[k] # 0} = Listed(processing[1].delta.obj)]_vars
 
-(* A taken entry is processed.                                             *)
+(* A taken entry is processed (atomic mode: Take and Process are steps).   *)
 TakenIsProcessed == (processing # <<>>) ~> (processing = <<>>)
+
+(* What the store holds once everything in flight and queued is processed. *)
+Eventually(s, pr, lg) == ApplyAll(ApplyAll(s, [i \in DOMAIN pr |-> pr[i].delta]), lg)
+EventualKeys == {k \in Keys : Eventually(store, processing, log)[k] # 0}
+
+(* A step that appended what a relist of l appends: tombstones, then       *)
+(* Replaced for each object of l (non-atomic); one ReplacedAll (atomic).   *)
+(* Read off the log, not the action, so a mutated Replace is judged too.   *)
+Relisted(l) ==
+    /\ Len(log') > Len(log)
+    /\ SubSeq(log', 1, Len(log)) = log
+    /\ LET new == SubSeq(log', Len(log) + 1, Len(log'))
+           t == Len(new) - Len(l)
+       IN IF Atomic
+          THEN new = <<Delta("ReplacedAll", l)>>
+          ELSE /\ t >= 0
+               /\ \A i \in 1..t : new[i].type = "Deleted" /\ new[i].obj.dfsu
+               /\ \A i \in 1..Len(l) : new[t + i] = Delta("Replaced", l[i])
+
+(* FIFO-5 / RF-4, both modes: a relist queues what makes the store hold   *)
+(* exactly the listed keys once everything queued is processed --          *)
+(* tombstones for every stored or queued key not listed (non-atomic), or  *)
+(* one ReplacedAll (atomic).                                                *)
+RelistLeavesListedKeys ==
+    [][\A l \in Lists : Relisted(l) => EventualKeys' = Listed(l)]_vars
+
+(* Liveness, both modes: the initial list is processed and HasSynced turns *)
+(* true (every finish counts its entries down).                            *)
+InitialListIsProcessed == populated ~> synced
 =============================================================================

@@ -1,4 +1,5 @@
-"""The refinement mappings from the FIFO code to spec/DeltaFIFO.tla and spec/RealFIFO.tla.
+"""The refinement mappings from the FIFO code to spec/DeltaFIFOClose.tla and
+spec/RealFIFOClose.tla (spec/DeltaFIFO.tla and spec/RealFIFO.tla with Close).
 
 Owns no state; builds cores from spec states and reads them back. Objects map as::
 
@@ -7,6 +8,16 @@ Owns no state; builds cores from spec states and reads them back. Objects map as
     [key |-> k, rv |-> 0, dfsu |-> TRUE]    DeletedFinalStateUnknown(k, None)
     [type |-> t, obj |-> o]                 Delta(DeltaType(t), <o mapped>)
     store[k] = r (0: absent)                Indexer holding Object(k, str(r))
+
+Both FIFOs::
+
+    closed                  core.closed
+    consumer                the caller's: "running", "waiting" (its pop found the core
+                            unable to pop: WouldBlock) or "exited" (its pop raised
+                            FIFOClosedError)
+    Close                   core.close()
+    Wait / Exit             the consumer's pop raising WouldBlock / FIFOClosedError
+    producers               also wake a waiting consumer (the shell's broadcast)
 
 DeltaFIFO (DeltaFIFOCore with ``known_objects=store``, ``emit_delta_type_replaced``)::
 
@@ -24,12 +35,17 @@ RealFIFO (RealFIFOCore; ``atomic`` mode without ``known_objects``, else with
 ``known_objects=store``)::
 
     log                     tuple(core.items)
-    processing              the entry taken and not yet finished (atomic mode), else <<>>
+    processing              the entries taken and not yet finished (atomic mode), else <<>>
     populated, synced, initialPopulationCount   as above
     Add / Update / Delete / Replace / Resync    the core methods of the same name
     Pop (non-atomic)        d, initial = core.take_one(); process_deltas(...); core.finish(1)
+    PopBatch (non-atomic)   ds, initial = core.take_batch() with two or more entries;
+                            process_deltas_in_batch(...); core.finish(len(ds))
+                            (a batch of one goes to the single path: the move Pop)
     Take (atomic)           d, initial = core.take_one()   (the shell unlocks here)
-    Process (atomic)        process_deltas(..., [d], initial); core.finish(1)
+    TakeBatch (atomic)      core.take_batch() with two or more entries
+    Process (atomic)        process_deltas / process_deltas_in_batch(..., taken, initial);
+                            core.finish(len(taken))
 
 Go's map order (which known key comes first in a relist's tombstones or a resync) is
 any order in the specs; the mapping lets the store list its keys in every order, so
@@ -45,8 +61,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import attrs
 
 from refimpl.cache.delta_fifo import DeltaFIFOCore
-from refimpl.cache.deltas import Delta, DeltaType, ReplacedAllInfo, SyncAllInfo
-from refimpl.cache.process_deltas import process_deltas
+from refimpl.blocking import WouldBlock
+from refimpl.cache.deltas import Delta, DeltaType, FIFOClosedError, ReplacedAllInfo, SyncAllInfo
+from refimpl.cache.process_deltas import process_deltas, process_deltas_in_batch
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer
 from refimpl.meta import DeletedFinalStateUnknown, Object
@@ -136,6 +153,7 @@ def store_to_spec(store: Indexer, keys: Iterable[str]) -> Fn:
 
 
 def _load_sync(core: DeltaFIFOCore | RealFIFOCore, state: Mapping[str, Value]) -> None:
+    core.closed = bool(state.get("closed", False))
     core.populated = bool(state["populated"])
     count = state["initialPopulationCount"]
     if not isinstance(count, int):
@@ -278,34 +296,68 @@ class DeltaFIFOMapping:
         load_delta_fifo(core, state)
         return core, store
 
-    def spec_state(self, core: DeltaFIFOCore, store: Indexer) -> dict[str, Value]:
-        return {**delta_fifo_vars(core, self.keys), "store": store_to_spec(store, self.keys)}
+    def spec_state(
+        self, core: DeltaFIFOCore, store: Indexer, consumer: str
+    ) -> dict[str, Value]:
+        return {
+            **delta_fifo_vars(core, self.keys),
+            "store": store_to_spec(store, self.keys),
+            "closed": core.closed,
+            "consumer": consumer,
+        }
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
         moves: list[Move] = []
+        consumer = str(state["consumer"])
+        woken = _woken(consumer)
         objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in self.keys for r in self.rvs]
         if _queued_deltas(state) < self.max_queued:
             for o in objs:
                 for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
                     core, store = self.build(state)
                     getattr(core, method)(object_from_spec(o))
-                    moves.append(Move(action, (o,), self.spec_state(core, store)))
+                    moves.append(Move(action, (o,), self.spec_state(core, store, woken)))
             orders = _key_orders(self.build(state)[1])
             for listed in relists(self.keys, self.rvs):
                 for order in orders:
                     core, store = self.build(state, order)
                     core.replace([object_from_spec(o) for o in listed])
-                    moves.append(Move("Replace", (listed,), self.spec_state(core, store)))
+                    moves.append(Move("Replace", (listed,), self.spec_state(core, store, woken)))
             for order in orders:
                 core, store = self.build(state, order)
                 core.resync()
-                moves.append(Move("Resync", (), self.spec_state(core, store)))
+                moves.append(Move("Resync", (), self.spec_state(core, store, woken)))
         core, store = self.build(state)
-        if core.queue:
-            _, deltas, initial = core.pop_ready()
-            process_deltas(_NullHandler(), store, deltas, initial)
-            moves.append(Move("Pop", (), self.spec_state(core, store)))
+        core.close()
+        moves.append(Move("Close", (), self.spec_state(core, store, woken)))
+        if consumer == "running":
+            core, store = self.build(state)
+            try:
+                _, deltas, initial = core.pop_ready()
+            except WouldBlock:
+                moves.append(Move("Wait", (), self.spec_state(core, store, "waiting")))
+            except FIFOClosedError:
+                moves.append(Move("Exit", (), self.spec_state(core, store, "exited")))
+            else:
+                process_deltas(_NullHandler(), store, deltas, initial)
+                moves.append(Move("Pop", (), self.spec_state(core, store, consumer)))
         return moves
+
+
+def _woken(consumer: str) -> str:
+    """The consumer after a producer call or Close: the shell wakes a waiting pop."""
+    return "running" if consumer == "waiting" else consumer
+
+
+def _process(store: Indexer, taken: Sequence[tuple[Delta, bool]]) -> None:
+    """Process what the consumer took: one entry as ``pop`` does, a batch as
+    ``pop_batch`` does (one ``is_in_initial_list`` for the whole batch)."""
+    deltas = [d for d, _ in taken]
+    initial = taken[0][1]
+    if len(deltas) == 1:
+        process_deltas(_NullHandler(), store, deltas, initial)
+    else:
+        process_deltas_in_batch(_NullHandler(), store, deltas, initial)
 
 
 @attrs.frozen
@@ -331,12 +383,23 @@ class RealFIFOMapping:
         return core, store, load_real_fifo(core, state)
 
     def spec_state(
-        self, core: RealFIFOCore, store: Indexer, taken: list[tuple[Delta, bool]]
+        self,
+        core: RealFIFOCore,
+        store: Indexer,
+        taken: Sequence[tuple[Delta, bool]],
+        consumer: str,
     ) -> dict[str, Value]:
-        return {**real_fifo_vars(core, taken), "store": store_to_spec(store, self.keys)}
+        return {
+            **real_fifo_vars(core, taken),
+            "store": store_to_spec(store, self.keys),
+            "closed": core.closed,
+            "consumer": consumer,
+        }
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
         moves: list[Move] = []
+        consumer = str(state["consumer"])
+        woken = _woken(consumer)
         objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in self.keys for r in self.rvs]
         log = state["log"]
         assert isinstance(log, tuple)
@@ -345,32 +408,60 @@ class RealFIFOMapping:
                 for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
                     core, store, taken = self.build(state)
                     getattr(core, method)(object_from_spec(o))
-                    moves.append(Move(action, (o,), self.spec_state(core, store, taken)))
+                    moves.append(Move(action, (o,), self.spec_state(core, store, taken, woken)))
             orders = [None] if self.atomic else _key_orders(self.build(state)[1])
             for listed in relists(self.keys, self.rvs):
                 for order in orders:
                     core, store, taken = self.build(state, order)
                     core.replace([object_from_spec(o) for o in listed])
-                    moves.append(Move("Replace", (listed,), self.spec_state(core, store, taken)))
+                    moves.append(
+                        Move("Replace", (listed,), self.spec_state(core, store, taken, woken))
+                    )
             for order in orders:
                 core, store, taken = self.build(state, order)
                 core.resync()
-                moves.append(Move("Resync", (), self.spec_state(core, store, taken)))
+                moves.append(Move("Resync", (), self.spec_state(core, store, taken, woken)))
         core, store, taken = self.build(state)
-        if not self.atomic:
-            if core.items:
-                delta, initial = core.take_one()
-                process_deltas(_NullHandler(), store, [delta], initial)
-                core.finish(1)
-                moves.append(Move("Pop", (), self.spec_state(core, store, taken)))
-            return moves
-        if core.items and not taken:
-            taken.append(core.take_one())
-            moves.append(Move("Take", (), self.spec_state(core, store, taken)))
+        core.close()
+        moves.append(Move("Close", (), self.spec_state(core, store, taken, woken)))
         core, store, taken = self.build(state)
         if taken:
-            delta, initial = taken.pop()
-            process_deltas(_NullHandler(), store, [delta], initial)
-            core.finish(1)
-            moves.append(Move("Process", (), self.spec_state(core, store, taken)))
+            # Atomic: the taken entries are processed, then the bookkeeping.
+            _process(store, taken)
+            core.finish(len(taken))
+            moves.append(Move("Process", (), self.spec_state(core, store, [], consumer)))
+            return moves
+        if consumer != "running":
+            return moves
+        try:
+            one = core.take_one()
+        except WouldBlock:
+            moves.append(Move("Wait", (), self.spec_state(core, store, taken, "waiting")))
+            return moves
+        except FIFOClosedError:
+            moves.append(Move("Exit", (), self.spec_state(core, store, taken, "exited")))
+            return moves
+        moves.append(self._consume("Pop", "Take", core, store, [one]))
+        core, store, taken = self.build(state)
+        batch, initial = core.take_batch()
+        if len(batch) >= 2:
+            entries = [(d, initial) for d in batch]
+            moves.append(self._consume("PopBatch", "TakeBatch", core, store, entries))
         return moves
+
+    def _consume(
+        self,
+        whole: str,
+        take: str,
+        core: RealFIFOCore,
+        store: Indexer,
+        entries: list[tuple[Delta, bool]],
+    ) -> Move:
+        """The move after taking ``entries``: in atomic mode only the take (the shell
+        unlocks while processing); otherwise processing and finishing too, one step
+        under the lock."""
+        if self.atomic:
+            return Move(take, (), self.spec_state(core, store, entries, "running"))
+        _process(store, entries)
+        core.finish(len(entries))
+        return Move(whole, (), self.spec_state(core, store, [], "running"))
