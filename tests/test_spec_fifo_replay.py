@@ -4,9 +4,11 @@ spec/graphs/DeltaFIFO.json.gz, RealFIFO.json.gz and RealFIFOAtomic.json.gz.
 Each state is rebuilt as a core plus an Indexer store through the mapping in
 refimpl/tla/refine_fifo.py; every producer call the model allows (Add, Update, Delete of
 every object, Replace of every relist, Resync, with the store listing its keys in every
-order Go's map could produce), and the pop-and-process step, must land on the successor
-the graph names, and every graph edge must have such a code move. Broken cores, each
-re-introducing a known bug or a DeltaFIFO/RealFIFO confusion, must fail the replay.
+order Go's map could produce), Close, and the consumer's step (pop-and-process, a batch
+of two or more, waiting on an empty FIFO, or the exit on a closed empty one), must land
+on the successor the graph names, and every graph edge must have such a code move.
+Broken cores, each re-introducing a known bug or a DeltaFIFO/RealFIFO confusion, must
+fail the replay.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 from test_conformance_broken import BROKEN_BUGS
 
 from refimpl.cache.delta_fifo import DeltaFIFOCore
-from refimpl.cache.deltas import Delta, DeltaType, tombstone
+from refimpl.cache.deltas import Delta, Deltas, DeltaType, FIFOClosedError, tombstone
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.refine_fifo import DeltaFIFOMapping, RealFIFOMapping
@@ -52,7 +54,7 @@ def test_delta_fifo_core_refines_spec(delta_graph: StateGraph) -> None:
     report = replay(delta_graph, DeltaFIFOMapping(KEYS, RVS, max_queued=2))
     print("DeltaFIFO:", report.summary())
     assert report.ok, "\n".join(report.mismatches)
-    assert report.states == len(delta_graph.states) == 3726
+    assert report.states == len(delta_graph.states) == 10116
     assert report.edges + report.stutters >= len(delta_graph.edges)
 
 
@@ -60,14 +62,14 @@ def test_real_fifo_core_refines_spec(real_graph: StateGraph) -> None:
     report = replay(real_graph, RealFIFOMapping(KEYS, RVS, max_queued=2, atomic=False))
     print("RealFIFO:", report.summary())
     assert report.ok, "\n".join(report.mismatches)
-    assert report.states == len(real_graph.states) == 4682
+    assert report.states == len(real_graph.states) == 12984
 
 
 def test_atomic_real_fifo_core_refines_spec(atomic_graph: StateGraph) -> None:
     report = replay(atomic_graph, RealFIFOMapping(KEYS, RVS, max_queued=1, atomic=True))
     print("RealFIFO atomic:", report.summary())
     assert report.ok, "\n".join(report.mismatches)
-    assert report.states == len(atomic_graph.states) == 6954
+    assert report.states == len(atomic_graph.states) == 14176
     assert report.edges == len(atomic_graph.edges)
 
 
@@ -130,8 +132,24 @@ class DedupKeepsNewer(DeltaFIFOCore):
         super()._queue_action(emitted, obj, internal)
 
 
+class ClosedPopDropsQueued(DeltaFIFOCore):
+    """Pop checks ``closed`` before the queue: what was queued before Close is lost."""
+
+    def pop_ready(self) -> tuple[str, Deltas, bool]:
+        if self.closed:
+            raise FIFOClosedError()
+        return super().pop_ready()
+
+
 @pytest.mark.parametrize(
-    "broken", [DeleteNeverSkipped, ResyncOverQueued, ReplaceBefore115620, DedupKeepsNewer]
+    "broken",
+    [
+        DeleteNeverSkipped,
+        ResyncOverQueued,
+        ReplaceBefore115620,
+        DedupKeepsNewer,
+        ClosedPopDropsQueued,
+    ],
 )
 def test_replay_catches_a_broken_delta_fifo(
     delta_graph: StateGraph, broken: type[DeltaFIFOCore]
@@ -176,14 +194,69 @@ class DeleteFiltered(RealFIFOCore):
         super().delete(obj)
 
 
+class BatchPastInitialList(RealFIFOCore):
+    """PopBatch ignores the initial list's end: a batch mixes its last entries with
+    later ones, all handed out as initial."""
+
+    def take_batch(self) -> tuple[list[Delta], bool]:
+        count = self.initial_population_count
+        self.initial_population_count = 0
+        try:
+            return super().take_batch()
+        finally:
+            self.initial_population_count = count
+
+
+class BatchRepeatsKeys(RealFIFOCore):
+    """PopBatch takes the whole run of object entries, two of one key included."""
+
+    def take_batch(self) -> tuple[list[Delta], bool]:
+        self._check_can_take()
+        initial = not self.synced
+        count = self.initial_population_count
+        n = 0
+        while n < len(self.items) and (count == 0 or n < count):
+            if self.items[n].type in (DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL):
+                n = max(n, 1)
+                break
+            n += 1
+        return [self.items.popleft() for _ in range(n)], initial
+
+
+class ClosedTakeDropsQueued(RealFIFOCore):
+    """Pop checks ``closed`` before the log: what was queued before Close is lost."""
+
+    def take_one(self) -> tuple[Delta, bool]:
+        if self.closed:
+            raise FIFOClosedError()
+        return super().take_one()
+
+
 def test_replay_catches_synced_before_processing(atomic_graph: StateGraph) -> None:
     report = replay(atomic_graph, RealFIFOMapping(KEYS, RVS, 1, True, factory=SyncedAtTake))
     assert not report.ok, report.summary()
 
 
-@pytest.mark.parametrize("broken", [ReplacedBeforeTombstones, DeleteFiltered])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        ReplacedBeforeTombstones,
+        DeleteFiltered,
+        BatchPastInitialList,
+        BatchRepeatsKeys,
+        ClosedTakeDropsQueued,
+    ],
+)
 def test_replay_catches_a_broken_real_fifo(
     real_graph: StateGraph, broken: type[RealFIFOCore]
 ) -> None:
     report = replay(real_graph, RealFIFOMapping(KEYS, RVS, 2, False, factory=broken))
+    assert not report.ok, f"{broken.__name__} passed: {report.summary()}"
+
+
+@pytest.mark.parametrize("broken", [ClosedTakeDropsQueued])
+def test_replay_catches_a_broken_atomic_real_fifo(
+    atomic_graph: StateGraph, broken: type[RealFIFOCore]
+) -> None:
+    report = replay(atomic_graph, RealFIFOMapping(KEYS, RVS, 1, True, factory=broken))
     assert not report.ok, f"{broken.__name__} passed: {report.summary()}"

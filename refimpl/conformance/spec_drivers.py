@@ -40,6 +40,8 @@ from refimpl.tla.values import Fn, Value, value_to_json
 __all__ = [
     "DELTA_FIFO",
     "DRIVERS",
+    "FIFO_NO_BATCH",
+    "FIFO_NO_CLOSE",
     "HARNESS_ONLY",
     "INFORMER",
     "INFORMER_ATOMIC",
@@ -411,6 +413,14 @@ def _delta_json(value: Value) -> dict[str, Any]:
     return out
 
 
+#: Why the FIFO walks leave out RealFIFO's batch pop and Close (both are replayed
+#: against refimpl's cores over the same graphs: refimpl/tla/refine_fifo.py).
+FIFO_NO_BATCH = "PopBatch: the protocol has no pop_batch"
+FIFO_NO_CLOSE = (
+    "Close: replayed against the code only; walking the closed half would triple the walk"
+)
+
+
 @attrs.frozen
 class FIFODriver(_Defaults):
     """spec/DeltaFIFO.tla and spec/RealFIFO.tla (both modes) as FIFO components.
@@ -421,6 +431,10 @@ class FIFODriver(_Defaults):
     (RealFIFO), with ``initial`` = not yet synced. In atomic mode ``Take`` and
     ``Process`` are one ``pop_nowait``: what the spec lets producers do between them
     (while the process function runs) cannot be driven through the protocol.
+    The consumer's ``Wait`` is a ``pop_nowait`` answering ``empty``. ``Close`` (and so
+    ``Exit``, a ``pop_nowait`` answering ``closed``) is left out: the closed half of
+    the graph would triple the walk; the code replay covers it. RealFIFO's
+    ``PopBatch`` / ``TakeBatch`` have no request in the protocol.
     """
 
     model: str
@@ -439,13 +453,22 @@ class FIFODriver(_Defaults):
     def driven(
         self, graph: StateGraph, methods: frozenset[str]
     ) -> tuple[list[DrivenEdge], dict[str, int]]:
+        plain = _plain(graph)
+        undriven: dict[str, int] = {}
+        left_out = {"PopBatch": FIFO_NO_BATCH, "TakeBatch": FIFO_NO_BATCH, "Close": FIFO_NO_CLOSE}
+        for reason in set(left_out.values()):
+            n = sum(1 for e in plain if left_out.get(e.action) == reason)
+            if n:
+                undriven[reason] = n
+        plain = [e for e in plain if e.action not in left_out]
         if not self.atomic or {"pop_begin", "pop_end"} <= methods:
-            return _plain(graph), {}
+            return plain, undriven
         # Without pop_begin/pop_end, pop_nowait is Take and Process in one request.
         steps, lost = _merged(
-            graph, _plain(graph), "Process", lambda i: _processing(graph, i), {"Take": "Pop"}
+            graph, plain, "Process", lambda i: _processing(graph, i), {"Take": "Pop"}
         )
-        return steps, {"steps while Pop's process function runs: no pop_begin/pop_end": lost}
+        undriven["steps while Pop's process function runs: no pop_begin/pop_end"] = lost
+        return steps, undriven
 
     def schedule(self, graph: StateGraph, walk: Sequence[DrivenEdge]) -> list[Any]:
         return [None] * len(walk)
@@ -466,9 +489,17 @@ class FIFODriver(_Defaults):
                 return _call("pop_begin")
             case "Process":
                 return _call("pop_end")
+            case "Close":
+                return _call("close")
+            case "Wait" | "Exit":
+                return _call("pop_nowait")
         raise ValueError(f"FIFO action {edge.action} is not driven")
 
     def expect(self, graph: StateGraph, edge: DrivenEdge) -> Any:
+        if edge.action == "Wait":
+            return {"kind": "empty"}
+        if edge.action == "Exit":
+            return {"kind": "closed"}
         if edge.action not in ("Pop", "Take"):
             return None
         source = graph.states[edge.source]

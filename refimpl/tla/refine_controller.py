@@ -38,6 +38,12 @@ are refine_workqueue's cores; ``handler`` is the controller's :func:`enqueue_han
     ReconcileFail(w)  the same with a reconcile that raises: num_requeues(k) and
                       add_rate_limited(k) go to the queue; done(k) is held back
     WorkerDone(w)     queue.done(holding[w]): the call held back
+    WorkerExit(w)     process_next_work_item(q, ...) returns False: q.get() said shutdown
+    ShutDown          queue.shut_down(), if not shutting down yet
+    ShutDownWithDrain the queue core's begin_drain() and the delaying queue's shutdown
+                      (what shut_down_with_drain() does before it blocks), if not
+                      shutting down yet; the caller is then "waiting"
+    DrainReturn       the core's drain_complete() is True: the blocked caller returns
 
 So every step of the worker runs :func:`~refimpl.worker.process_next_work_item` itself,
 stopped at its first call (``get``) and at its last (``done``); that ``get`` comes first
@@ -120,6 +126,7 @@ class _QueueWorld(Protocol):
     delaying: DelayingCore[Key]
     holding: dict[Key, Key]
     stopped: set[Key]
+    drainer: str
 
     def spec_state(self) -> dict[str, Value]: ...
 
@@ -337,6 +344,22 @@ class ControllerMapping:
         for worker in self.workers:
             for action, args, w in self._worker_moves(state, worker):
                 emit(action, args, w)
+
+        # The owner's one shutdown call (the spec's environment makes one, of either
+        # kind; a second would depend on the delaying queue's once-only shut_down).
+        w = self.world(state)
+        if not w.queue.shutting_down():
+            w.queue.shut_down()
+            emit("ShutDown", (), w)
+        w = self.world(state)
+        if w.wq.drainer == "idle" and not w.queue.shutting_down():
+            w.queue.core.begin_drain()
+            w.queue.waiting.clear()
+            w.wq.drainer = "waiting"
+            emit("ShutDownWithDrain", (), w)
+        elif w.wq.drainer == "waiting" and w.queue.core.drain_complete():
+            w.wq.drainer = "returned"
+            emit("DrainReturn", (), w)
         return moves
 
     def _worker_moves(

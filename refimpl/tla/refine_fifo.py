@@ -60,8 +60,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.blocking import WouldBlock
+from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, FIFOClosedError, ReplacedAllInfo, SyncAllInfo
 from refimpl.cache.process_deltas import process_deltas, process_deltas_in_batch
 from refimpl.cache.real_fifo import RealFIFOCore
@@ -296,9 +296,7 @@ class DeltaFIFOMapping:
         load_delta_fifo(core, state)
         return core, store
 
-    def spec_state(
-        self, core: DeltaFIFOCore, store: Indexer, consumer: str
-    ) -> dict[str, Value]:
+    def spec_state(self, core: DeltaFIFOCore, store: Indexer, consumer: str) -> dict[str, Value]:
         return {
             **delta_fifo_vars(core, self.keys),
             "store": store_to_spec(store, self.keys),
