@@ -25,10 +25,12 @@ as taken "with the order open" in the report.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
+import random
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -268,23 +270,226 @@ class _Taken:
                     self.open_from[step.source] -= 1
 
 
-def plan_walks(graph: _Graph) -> list[list[DrivenEdge]]:
-    """Walks from the initial state that together take every drivable edge, assuming
-    every open order goes the way of the step planned."""
-    taken = _Taken(graph)
-    walks: list[list[DrivenEdge]] = []
-    while not taken.done:
-        walk: list[DrivenEdge] = []
-        here = graph.init
-        while (path := graph.path_to_untaken(here, taken)) is not None:
-            for step in path:
-                taken.update(step.covers)
-            walk.extend(path)
-            here = path[-1].target
-        if not walk:
+# -- covering walks: a directed Chinese postman with reset ---------------------------------
+
+#: A planned move: a step, or ``None`` for a reset (back to the initial state).
+Move = DrivenEdge | None
+
+
+def plan_walks(
+    graph: _Graph,
+    cost: Callable[[DrivenEdge], int],
+    reset_cost: int,
+    done: Set[int] = frozenset(),
+    start: int | None = None,
+) -> list[list[DrivenEdge]]:
+    """Walks that together take every drivable edge not in ``done``: the first from
+    ``start`` (default: the initial state), each other one after a reset. Assumes
+    every open order goes the way of the step planned.
+
+    The walks are a directed Chinese postman tour with ``reset`` as an arc from every
+    state back to the initial one. The *required* steps (one per edge still to take,
+    the graph's first copy first) leave some states with more steps in than out and
+    others with more out than in; a minimum-cost flow (:func:`_min_cost_flow`) from
+    the former to the latter over the graph's steps and the reset arcs, priced in
+    requests (``cost`` per step, ``reset_cost`` per reset, and a little per step so
+    that of two ways with as many requests the shorter wins), gives the cheapest
+    repeated steps and resets that balance every state. A part the result does not
+    connect to the initial state is joined by a shortest path there and a reset
+    back. An Euler circuit of the whole (Hierholzer), cut at its resets, is the walks.
+    """
+    init = graph.init
+    here = init if start is None else start
+    n = len(graph.graph.states)
+    required: list[DrivenEdge] = []
+    covered = set(done)
+    for step in sorted(graph.steps, key=lambda s: s.source // n):
+        if not covered.issuperset(step.covers):
+            covered.update(step.covers)
+            required.append(step)
+    if not required:
+        return []
+    nodes = len(graph.out)
+    # Each arc: its weight and the move (the cheapest step between two states, or reset).
+    arcs: dict[tuple[int, int], tuple[int, Move]] = {}
+    for step in graph.steps:
+        weight = 4 * cost(step) + 1
+        key = (step.source, step.target)
+        if key not in arcs or weight < arcs[key][0]:
+            arcs[key] = (weight, step)
+    for u in range(nodes):
+        key = (u, init)
+        if u != init and (key not in arcs or 4 * reset_cost < arcs[key][0]):
+            arcs[key] = (4 * reset_cost, None)
+    balance = [0] * nodes
+    for step in required:
+        balance[step.source] -= 1
+        balance[step.target] += 1
+    if here != init:  # the walk so far: a way from the initial state to here
+        balance[init] -= 1
+        balance[here] += 1
+    flow = _min_cost_flow(nodes, {k: w for k, (w, _) in arcs.items()}, balance)
+    moves: list[tuple[int, int, Move]] = [(s.source, s.target, s) for s in required]
+    for (u, v), count in flow.items():
+        moves += [(u, v, arcs[(u, v)][1])] * count
+    # Join what the initial state does not reach: a shortest path there, a reset back.
+    while True:
+        adjacent: list[list[int]] = [[] for _ in range(nodes)]
+        for u, v, _ in moves:
+            adjacent[u].append(v)
+        adjacent[init].append(here)
+        seen = {init}
+        todo = [init]
+        while todo:
+            for v in adjacent[todo.pop()]:
+                if v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+        left = {u for u, _, _ in moves} - seen
+        if not left:
             break
-        walks.append(walk)
-    return walks
+        path = graph.search(init, left.__contains__)
+        assert path  # every step's source is reachable (see _Graph)
+        moves += [(s.source, s.target, s) for s in path]
+        moves.append((path[-1].target, init, None))
+    return _euler_walks(nodes, init, here, moves)
+
+
+def _euler_walks(
+    nodes: int, init: int, here: int, moves: list[tuple[int, int, Move]]
+) -> list[list[DrivenEdge]]:
+    """An Euler circuit of the balanced, connected ``moves`` (Hierholzer) that begins
+    with the way from ``init`` to ``here``, cut at its resets, empty walks dropped."""
+    out: list[list[tuple[int, Move | str]]] = [[] for _ in range(nodes)]
+    for u, v, move in moves:
+        out[u].append((v, move))
+    for arcs in out:
+        arcs.reverse()  # taken from the end: the planned order first
+    out[init].append((here, "here"))  # taken first: the circuit begins with it
+    stack: list[tuple[int, Move | str]] = [(init, "start")]
+    circuit: list[Move | str] = []
+    while stack:
+        node = stack[-1][0]
+        if out[node]:
+            stack.append(out[node].pop())
+        else:
+            circuit.append(stack.pop()[1])
+    circuit.reverse()
+    walks: list[list[DrivenEdge]] = [[]]
+    for arc in circuit[2:]:  # after "start" and "here"
+        if arc is None:
+            walks.append([])
+        elif isinstance(arc, DrivenEdge):
+            walks[-1].append(arc)
+    return [w for w in walks if w]
+
+
+def _min_cost_flow(
+    nodes: int, arcs: Mapping[tuple[int, int], int], balance: Sequence[int]
+) -> dict[tuple[int, int], int]:
+    """A minimum-cost flow over uncapacitated ``arcs`` (weight >= 0) that sends
+    ``balance[v]`` units out of every ``v`` with a positive balance and into every
+    ``v`` with a negative one (the balances sum to 0, and every ``v`` with a negative
+    balance must be reachable from every ``v`` with a positive one). Primal-dual:
+    Dijkstra on reduced weights, then a blocking flow (Dinic) along the arcs of
+    reduced weight 0, until everything is sent. Returns the flow per arc (> 0 only).
+    """
+    source, sink = nodes, nodes + 1
+    size = nodes + 2
+    total = sum(b for b in balance if b > 0)
+    # Residual arcs: head, capacity, weight, index of the reverse arc.
+    head: list[int] = []
+    cap: list[int] = []
+    weight: list[int] = []
+    out: list[list[int]] = [[] for _ in range(size)]
+
+    def add(u: int, v: int, c: int, w: int) -> int:
+        out[u].append(len(head))
+        head.append(v)
+        cap.append(c)
+        weight.append(w)
+        out[v].append(len(head))
+        head.append(u)
+        cap.append(0)
+        weight.append(-w)
+        return len(head) - 2
+
+    index = {key: add(key[0], key[1], total, w) for key, w in arcs.items()}
+    for v, b in enumerate(balance):
+        if b > 0:
+            add(source, v, b, 0)
+        elif b < 0:
+            add(v, sink, -b, 0)
+    potential = [0] * size
+    unreached = float("inf")
+    sent = 0
+    while sent < total:
+        dist: list[float] = [unreached] * size
+        dist[source] = 0
+        heap: list[tuple[float, int]] = [(0, source)]
+        while heap:
+            d, u = heapq.heappop(heap)
+            if d > dist[u]:
+                continue
+            pu = potential[u]
+            for a in out[u]:
+                if cap[a]:
+                    v = head[a]
+                    nd = d + weight[a] + pu - potential[v]
+                    if nd < dist[v]:
+                        dist[v] = nd
+                        heapq.heappush(heap, (nd, v))
+        if dist[sink] == unreached:
+            raise ValueError("the flow cannot reach every state that needs a way in")
+        for v in range(size):
+            if dist[v] != unreached:
+                potential[v] += int(dist[v])
+        # Blocking flows along the arcs of reduced weight 0.
+        while True:
+            level = [-1] * size
+            level[source] = 0
+            queue = deque([source])
+            while queue:
+                u = queue.popleft()
+                for a in out[u]:
+                    v = head[a]
+                    if cap[a] and level[v] < 0 and weight[a] + potential[u] == potential[v]:
+                        level[v] = level[u] + 1
+                        queue.append(v)
+            if level[sink] < 0:
+                break
+            pointer = [0] * size
+            while True:
+                path: list[int] = []  # arcs from the source
+                u = source
+                while u != sink:
+                    arcs_u = out[u]
+                    while pointer[u] < len(arcs_u):
+                        a = arcs_u[pointer[u]]
+                        v = head[a]
+                        if (
+                            cap[a]
+                            and level[v] == level[u] + 1
+                            and weight[a] + potential[u] == potential[v]
+                        ):
+                            break
+                        pointer[u] += 1
+                    else:  # a dead end: back one arc, and never through it again
+                        if not path:
+                            break
+                        u = head[path.pop() ^ 1]
+                        pointer[u] += 1
+                        continue
+                    path.append(a)
+                    u = v
+                if u != sink:
+                    break
+                got = min(cap[a] for a in path)
+                for a in path:
+                    cap[a] -= got
+                    cap[a ^ 1] += got
+                sent += got
+    return {key: total - cap[a] for key, a in index.items() if cap[a] < total}
 
 
 class _Abort(Exception):
@@ -383,6 +588,8 @@ class _Walker:
         self.visited: set[int] = set()
         #: probe request of each step (untimed drivers: it depends on the step only)
         self.probes: dict[DrivenEdge, str] = {}
+        #: requests each step sends (see cost)
+        self.costs: dict[DrivenEdge, int] = {}
         self.belief: dict[int, tuple[DrivenEdge, ...]] = {}
         self.path: list[str] = []
         self.walked: list[DrivenEdge] = []
@@ -392,7 +599,7 @@ class _Walker:
     def run(self) -> None:
         try:
             if self.driver.timed:
-                for walk in plan_walks(self.graph):
+                for walk in self.plan():
                     self.restart()
                     for step, plan in zip(
                         walk, self.driver.schedule(self.graph.graph, walk), strict=True
@@ -400,11 +607,8 @@ class _Walker:
                         self.step([step], plan)
             else:
                 self.restart()
-                while not self.taken.done:
-                    if not self.advance():
-                        if len(self.belief) == 1 and self.current() == self.graph.init:
-                            break
-                        self.restart()
+                self.follow_plan(self.plan())
+                self.sweep()
         except _Abort:
             pass
         # Coverage is the walk's; replaying a shorter path afterwards adds nothing.
@@ -414,6 +618,91 @@ class _Walker:
         with contextlib.suppress(_Abort):
             self.shorten()
         self.cov.steps, self.cov.resets = steps, resets
+
+    def cost(self, step: DrivenEdge) -> int:
+        """The requests a step sends (its probe unless the harness takes it alone,
+        what comes before and after it, its checks)."""
+        sent = self.costs.get(step)
+        if sent is None:
+            g = self.graph.graph
+            probe = self.driver.probe(g, step, 1)
+            sent = 0 if probe.get("op") == HARNESS_ONLY else 1
+            sent += len(self.driver.prepare(g, step)) + len(self.driver.follow(g, step))
+            sent += len(self.driver.checks(g, step))
+            self.costs[step] = sent
+        return sent
+
+    def plan(self) -> list[list[DrivenEdge]]:
+        """Walks from the initial state that take every drivable edge (plan_walks)."""
+        reset = 2 + len(self.driver.setup(self.graph.graph))
+        return plan_walks(self.graph, self.cost, reset)
+
+    def follow_plan(self, walks: list[list[DrivenEdge]]) -> None:
+        """Take the planned walks (after the first, each after a reset). Where an open
+        order goes another way than planned, the walk goes on from the nearest state
+        on the rest of the planned walk; the edges that skips are left to the caller."""
+        for i, walk in enumerate(walks):
+            if i:
+                self.restart()
+            k = 0
+            rejoined = 0
+            while k < len(walk):
+                step, here = walk[k], self.current()
+                if here == step.source:
+                    self.step([step], None)
+                    k += 1
+                    continue
+                if here is None:
+                    # Not yet sure which state: the planned request, if every
+                    # believed state allows it, else the nearest untaken edge.
+                    group = self.group(step)
+                    if group is not None:
+                        self.step(group, None)
+                        k += 1
+                    elif not self.advance():
+                        break
+                    continue
+                rest = {s.source for s in walk[k:]}
+                path = self.graph.search(here, rest.__contains__)
+                rejoined += 1
+                if path is None or rejoined > len(walk):
+                    break
+                for back in path:
+                    if self.current() != back.source:
+                        break
+                    self.step([back], None)
+                k = next((j for j in range(k, len(walk)) if walk[j].source == self.current()), k)
+
+    def sweep(self, stall: int = 200, tries: int = 100) -> None:
+        """What open orders kept from the plan: the nearest untaken edge, again and
+        again, each time from where the walk is (so from another history, which is
+        what an adapter's order may follow). After ``stall`` steps without a new edge
+        (the adapter keeps taking the same order there), a reset and a walk of seeded
+        random steps (seed: the try's number) change the history; after ``tries``
+        such walks the edges left are reported as not covered."""
+        last, since, tried = len(self.taken.edges), self.cov.steps, 0
+        while not self.taken.done:
+            if not self.advance():
+                if len(self.belief) == 1 and self.current() == self.graph.init:
+                    break
+                self.restart()
+            if len(self.taken.edges) > last:
+                last, since = len(self.taken.edges), self.cov.steps
+            elif self.cov.steps - since > stall:
+                tried += 1
+                if tried > tries:
+                    break
+                self.restart()
+                self.wander(random.Random(tried), 4 * tried)
+                since = self.cov.steps
+
+    def wander(self, rng: random.Random, steps: int) -> None:
+        """Up to ``steps`` random steps from where the walk is, while it knows where."""
+        for _ in range(steps):
+            here = self.current()
+            if here is None or not self.graph.out[here]:
+                return
+            self.step([rng.choice(self.graph.out[here])], None)
 
     def states_visited(self) -> int:
         return len({node % len(self.graph.graph.states) for node in self.visited})
