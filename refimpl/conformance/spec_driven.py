@@ -9,11 +9,17 @@ observable, then sends a few observation requests (``len``, ``has_synced``) and 
 them against the target state. A wrong answer is reported with the path that led to it
 from the initial state: a shortest path to the edge's source, then the edge.
 
-How the walks are built: from the current state, a breadth-first search finds the
-nearest state with an edge not yet taken; the harness goes there and takes it. When no
-untaken edge is reachable, it sends ``reset`` and starts again from the initial state.
-A *timed* model (the work queue's delayed adds) is planned whole against the spec first,
-because an ``add_after``'s delay must make it fall due at the walk's later ``Ready``.
+How the walks are built (:func:`plan_walks`): a directed Chinese postman tour. Every
+drivable edge must be taken once; ``reset`` is an arc from every state back to the
+initial one. A minimum-cost flow, priced in the requests each step sends, says which
+steps to repeat and where to reset so that every state is left as often as it is
+entered; an Euler circuit of the result, cut at its resets, is the walks. A *timed*
+model (the work queue's delayed adds) is sent as planned, because an ``add_after``'s
+delay must make it fall due at the walk's later ``Ready``. Other models follow the
+plan until an open order (below) goes another way; the walk then rejoins the plan at
+the nearest state of the rest of its planned walk, and at the end a sweep takes what
+that left out: a breadth-first search for the nearest untaken edge, again and again,
+resetting when none is reachable.
 
 Where the spec leaves an order open (the order of a relist's tombstones or a resync's
 Sync deltas follows Go's map order), one request has several successor states: the
@@ -333,25 +339,34 @@ def plan_walks(
     for (u, v), count in flow.items():
         moves += [(u, v, arcs[(u, v)][1])] * count
     # Join what the initial state does not reach: a shortest path there, a reset back.
-    while True:
-        adjacent: list[list[int]] = [[] for _ in range(nodes)]
-        for u, v, _ in moves:
-            adjacent[u].append(v)
-        adjacent[init].append(here)
-        seen = {init}
-        todo = [init]
+    adjacent: list[list[int]] = [[] for _ in range(nodes)]
+    for u, v, _ in moves:
+        adjacent[u].append(v)
+    adjacent[init].append(here)
+    seen: set[int] = set()
+
+    def reach(start: int) -> None:
+        todo = [start] if start not in seen else []
+        seen.update(todo)
         while todo:
             for v in adjacent[todo.pop()]:
                 if v not in seen:
                     seen.add(v)
                     todo.append(v)
-        left = {u for u, _, _ in moves} - seen
-        if not left:
-            break
-        path = graph.search(init, left.__contains__)
+
+    reach(init)
+    for u in sorted({u for u, _, _ in moves}):
+        if u in seen:
+            continue
+        path = graph.shortest_path(init, u)
         assert path  # every step's source is reachable (see _Graph)
         moves += [(s.source, s.target, s) for s in path]
-        moves.append((path[-1].target, init, None))
+        moves.append((u, init, None))
+        for s in path:
+            adjacent[s.source].append(s.target)
+        adjacent[u].append(init)
+        for s in path:
+            reach(s.target)
     return _euler_walks(nodes, init, here, moves)
 
 
@@ -381,7 +396,10 @@ def _euler_walks(
             walks.append([])
         elif isinstance(arc, DrivenEdge):
             walks[-1].append(arc)
-    return [w for w in walks if w]
+    # Any order of the walks after the first takes the same steps; the short ones
+    # first, so that a deviation near the initial state is met on a short walk.
+    first, *rest = [w for w in walks if w] or [[]]
+    return [w for w in [first, *sorted(rest, key=len)] if w]
 
 
 def _min_cost_flow(
@@ -601,13 +619,13 @@ class _Walker:
             if self.driver.timed:
                 for walk in self.plan():
                     self.restart()
-                    for step, plan in zip(
-                        walk, self.driver.schedule(self.graph.graph, walk), strict=True
-                    ):
-                        self.step([step], plan)
+                    plans = self.driver.schedule(self.graph.graph, walk)
+                    for i, (step, plan) in enumerate(zip(walk, plans, strict=True)):
+                        self.step([step], plan, walk[i + 1] if i + 1 < len(walk) else None)
             else:
                 self.restart()
-                self.follow_plan(self.plan())
+                if self.driver.planned:
+                    self.follow_plan(self.plan())
                 self.sweep()
         except _Abort:
             pass
@@ -778,8 +796,9 @@ class _Walker:
             group.extend(same)
         return group
 
-    def step(self, candidates: list[DrivenEdge], plan: Any) -> None:
-        """Send one step's requests; keep the candidates every answer agrees with."""
+    def step(self, candidates: list[DrivenEdge], plan: Any, then: DrivenEdge | None = None) -> None:
+        """Send one step's requests; keep the candidates every answer agrees with.
+        ``then``: the step the walk takes next, if planned (see implied)."""
         g = self.graph.graph
         request = self.driver.probe(g, candidates[0], plan)
         # The candidates the adapter could follow: every successor of every believed
@@ -811,6 +830,8 @@ class _Walker:
         for follow in self.driver.follow(g, kept[0]):
             self.expect_null(kept[0], follow)
         for check in self.driver.checks(g, kept[0]):
+            if then is not None and len(kept) == 1 and self.implied(check, kept[0], then):
+                continue
             answer = self.send(check.request)
             allowed = [c for c in kept if check.ok(self.state(c.target), answer)]
             if not allowed:
@@ -837,6 +858,23 @@ class _Walker:
             self.belief = {state: ()}
         self.cov.steps += 1
         self.report_progress()
+
+    def implied(self, check: Check, step: DrivenEdge, then: DrivenEdge) -> bool:
+        """Whether the next step's checks will show this check's answer: the check
+        observes a fact that only ever changes away from ``check.settled`` (a drain
+        that has returned stays returned), this step's target calls for that value,
+        and the next step sends the same check and calls for it again. An adapter
+        answering it then answered it now (else it changed back)."""
+        if check.settled is None:
+            return False
+        g = self.graph.graph
+        key = request_key(check.request)
+        if check.expected(self.state(step.target)) != check.settled:
+            return False
+        return any(
+            request_key(c.request) == key and c.expected(self.state(then.target)) == check.settled
+            for c in self.driver.checks(g, then)
+        )
 
     def state(self, node: int) -> Mapping[str, Value]:
         """The spec state of a walk's node (see _Graph)."""
@@ -884,19 +922,26 @@ class _Walker:
         )
         raise _Abort
 
-    def shorten(self, tries: int = 20) -> None:
+    def shorten(self, tries: int = 40) -> None:
         """Replace a deviation found after a long walk by a shorter spec path that
-        fails too on a reset adapter: a shortest path to a state on the walk followed by
-        the rest of the walk, shortest first (the last of them is a shortest path to the
-        failing step itself)."""
+        fails too on a reset adapter, shortest first: a shortest path to a state on
+        the walk followed by the rest of the walk (the last of them is a shortest path
+        to the failing step itself), or a shortest path to another step of the failing
+        step's action and arguments, then that step (the walks' order decides which
+        such step a walk meets first; this finds the one nearest the initial state)."""
         found = self.run_.deviation
         if found is None:
             return
         walk = list(found.steps)
+        init = self.graph.init
         candidates: list[list[DrivenEdge]] = []
         for i in range(1, len(walk)):
-            to_here = self.graph.shortest_path(self.graph.init, walk[i].source)
+            to_here = self.graph.shortest_path(init, walk[i].source)
             candidates.append([*to_here, *walk[i:]])
+        last = walk[-1]
+        for step in self.graph.steps:
+            if (step.action, step.args, step.then) == (last.action, last.args, last.then):
+                candidates.append([*self.graph.shortest_path(init, step.source), step])
         candidates = sorted((c for c in candidates if len(c) < len(walk)), key=len)[:tries]
         for path in candidates:
             again = self.replay(path)
