@@ -10,6 +10,7 @@ add up to the graph's edges, with the left-out ones exactly the kinds listed.
 from __future__ import annotations
 
 import io
+import itertools
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,11 @@ from test_conformance_broken import BROKEN, BUGS
 from refimpl.conformance.spec_driven import (
     DRIVERS,
     SpecRun,
+    _Graph,
+    _min_cost_flow,
     drive,
     load_model_graph,
+    plan_walks,
     run_from_spec,
 )
 from refimpl.conformance.spec_drivers import INFORMER, InformerDriver, SpecDriver
@@ -384,3 +388,27 @@ def test_informer_calls_per_key_in_order_any_order_across_keys() -> None:
     assert not calls_ok(expected, [_call("add", "a", "2", None), ok[1], ok[2]])
     assert not calls_ok(expected, [ok[0], ok[1], _call("delete", "b", "1", "1")])
     assert not calls_ok(expected, ok[:2])
+
+
+# -- the covering walks -----------------------------------------------------------------
+
+
+def test_min_cost_flow_takes_the_cheapest_ways() -> None:
+    # 0 -> 1 -> 3 costs 2, 0 -> 2 -> 3 costs 10; 3 has two units too many, 0 two too few.
+    arcs = {(0, 1): 1, (1, 3): 1, (0, 2): 5, (2, 3): 5, (3, 0): 7, (3, 2): 1, (2, 0): 1}
+    flow = _min_cost_flow(4, arcs, [-2, 0, 0, 2])
+    assert flow == {(3, 2): 2, (2, 0): 2}
+    # Nothing to balance: no flow.
+    assert _min_cost_flow(4, arcs, [0, 0, 0, 0]) == {}
+
+
+@pytest.mark.parametrize("model", ["WorkQueue", "DeltaFIFO", "RealFIFO", "RealFIFOAtomic"])
+def test_planned_walks_take_every_drivable_edge_from_the_initial_state(model: str) -> None:
+    driver = DRIVERS[model]
+    methods = driver.methods | {"drain_start", "drain_returned", "pop_begin", "pop_end"}
+    g = _Graph(graph(model), driver, methods)
+    walks = plan_walks(g, lambda step: 1, 2)
+    assert walks and all(w[0].source == g.init for w in walks)
+    for walk in walks:
+        assert all(a.target == b.source for a, b in itertools.pairwise(walk))
+    assert {i for w in walks for s in w for i in s.covers} == g.drivable

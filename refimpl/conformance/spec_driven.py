@@ -227,6 +227,26 @@ class _Graph:
                     todo.append(step.target)
         return None
 
+    def tree(self, start: int) -> dict[int, DrivenEdge | None]:
+        """A breadth-first tree from ``start``: each reachable node's last step."""
+        back: dict[int, DrivenEdge | None] = {start: None}
+        todo = deque([start])
+        while todo:
+            for step in self.out[todo.popleft()]:
+                if step.target not in back:
+                    back[step.target] = step
+                    todo.append(step.target)
+        return back
+
+    @staticmethod
+    def path_in(back: Mapping[int, DrivenEdge | None], node: int) -> list[DrivenEdge]:
+        """The path to ``node`` in a tree from :meth:`tree`."""
+        path: list[DrivenEdge] = []
+        while (prev := back[node]) is not None:
+            path.append(prev)
+            node = prev.source
+        return path[::-1]
+
     def path_to_untaken(self, start: int, taken: _Taken) -> list[DrivenEdge] | None:
         """Shortest path from ``start`` ending in a step that covers an untaken edge."""
         path = self.search(start, lambda state: taken.open_from[state] > 0)
@@ -922,32 +942,58 @@ class _Walker:
         )
         raise _Abort
 
-    def shorten(self, tries: int = 40) -> None:
+    def shorten(self, tries: int = 20, others: int = 30) -> None:
         """Replace a deviation found after a long walk by a shorter spec path that
-        fails too on a reset adapter, shortest first: a shortest path to a state on
-        the walk followed by the rest of the walk (the last of them is a shortest path
-        to the failing step itself), or a shortest path to another step of the failing
-        step's action and arguments, then that step (the walks' order decides which
-        such step a walk meets first; this finds the one nearest the initial state)."""
+        fails too on a reset adapter. Shortest first, of: the ``tries`` shortest of a
+        shortest path to a state on the walk followed by the rest of the walk (the
+        last of them is a shortest path to the failing step itself), and the
+        ``others`` shortest of a shortest path to another step of the failing step's
+        action and arguments, then that step (the order of the walks decides which
+        such step a walk meets first). If none fails: a binary search for the latest
+        state on the walk from which a shortest path there and the rest of the walk
+        fail (a failure that needs something the walk did long before)."""
         found = self.run_.deviation
         if found is None:
             return
         walk = list(found.steps)
         init = self.graph.init
-        candidates: list[list[DrivenEdge]] = []
-        for i in range(1, len(walk)):
-            to_here = self.graph.shortest_path(init, walk[i].source)
-            candidates.append([*to_here, *walk[i:]])
+
+        def rest_from(i: int) -> list[DrivenEdge]:
+            return [*self.graph.shortest_path(init, walk[i].source), *walk[i:]]
+
+        def shorter(paths: list[list[DrivenEdge]], most: int) -> list[list[DrivenEdge]]:
+            return sorted((p for p in paths if len(p) < len(walk)), key=len)[:most]
+
         last = walk[-1]
-        for step in self.graph.steps:
-            if (step.action, step.args, step.then) == (last.action, last.args, last.then):
-                candidates.append([*self.graph.shortest_path(init, step.source), step])
-        candidates = sorted((c for c in candidates if len(c) < len(walk)), key=len)[:tries]
+        back = self.graph.tree(init)
+        same = [
+            [*self.graph.path_in(back, step.source), step]
+            for step in self.graph.steps
+            if (step.action, step.args, step.then) == (last.action, last.args, last.then)
+            and step.source in back
+        ]
+        candidates = sorted(
+            shorter([rest_from(i) for i in range(1, len(walk))], tries) + shorter(same, others),
+            key=len,
+        )
         for path in candidates:
             again = self.replay(path)
             if again is not None:
                 self.run_.deviation = attrs.evolve(again, shortened=True)
                 return
+        # The walk itself (i = 0) fails; find the largest i whose path fails too.
+        low, high, best = 0, len(walk) - 1, None
+        while low < high:
+            middle = (low + high + 1) // 2
+            path = rest_from(middle)
+            again = self.replay(path) if len(path) < len(walk) else None
+            if again is not None:
+                low, best = middle, again
+            else:
+                high = middle - 1
+        if best is not None:
+            self.run_.deviation = attrs.evolve(best, shortened=True)
+            return
         self.run_.deviation = attrs.evolve(found, shortened=False if candidates else None)
 
     def replay(self, path: list[DrivenEdge]) -> Deviation | None:
