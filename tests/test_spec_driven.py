@@ -149,7 +149,7 @@ def test_reference_follows_every_paused_informer_edge(model: str) -> None:
 CAUGHT = {
     "add-while-processing-pushes": ("WorkQueue", 'Add("a")'),
     "done-forgets-requeue": ("WorkQueue", 'Done("w2")'),
-    "get-keeps-dirty": ("WorkQueue", 'Done("w2")'),
+    "get-keeps-dirty": ("WorkQueue", 'Done("w1")'),
     "dirty-cleared-at-done": ("WorkQueue", 'Done("w2")'),
     "shutdown-discards-queue": ("WorkQueue", "ShutDown"),
     "len-counts-processing": ("WorkQueue", 'Get("w2")'),
