@@ -15,12 +15,13 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from refimpl.textable import table
 from refimpl.tla.graph import load_graph, parse_dot, spec_files, spec_hash, write_graph
 from refimpl.tla.manifest import (
     Model,
@@ -153,15 +154,6 @@ def export(
     return run, len(graph.states), len(graph.edges)
 
 
-def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-    return "\n".join(lines)
-
-
 def _expected(model: Model) -> str:
     return "pass" if model.expect == "pass" else f"violates {model.property}"
 
@@ -198,7 +190,7 @@ def _run_list(args: argparse.Namespace) -> int:
         (m.name, _expected(m), str(m.distinct_states or "?"), str(m.depth or "?"), m.about)
         for m in models
     ]
-    print(_table(("model", "expected", "states", "depth", "about"), rows))
+    print(table(("model", "expected", "states", "depth", "about"), rows))
     return 0
 
 
@@ -242,7 +234,7 @@ def _run_check(args: argparse.Namespace) -> int:
                 seconds=round(run.wall_seconds, 1),
             )
     headers = ("model", "expected", "TLC says", "states", "depth", "time", "ok")
-    print(_table(headers, rows))
+    print(table(headers, rows))
     if args.record:
         save_manifest(spec_dir, [recorded[m.name] for m in models])
     print(f"\n{len(rows) - failed}/{len(rows)} models as expected")
@@ -297,7 +289,7 @@ def _run_replay(args: argparse.Namespace) -> int:
         for line in report.mismatches[: args.show]:
             print(f"  {line}", file=sys.stderr)
     headers = ("model", "states", "edges", "code stutters", "mismatches", "time", "ok")
-    print(_table(headers, rows))
+    print(table(headers, rows))
     print(f"\n{len(rows) - failed}/{len(rows)} graphs replayed without a mismatch")
     return 1 if failed else 0
 
