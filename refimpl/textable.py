@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 #: The widest line a table prints: it fits a 100-column terminal.
 WIDTH = 100
-#: A column is never squeezed below this (or below its header, if that is wider).
+#: A free-text column is never squeezed below this (or below its header, if wider).
 MIN_COLUMN = 12
 GAP = "  "
 
@@ -26,7 +26,12 @@ def _widths(
 ) -> list[int]:
     natural = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     widths = [min(w, caps.get(i, w)) for i, w in enumerate(natural)]
-    floor = [min(w, max(MIN_COLUMN, len(h))) for w, h in zip(widths, headers, strict=True)]
+    # A column of single words (names, numbers, verdicts) keeps its width: a name split
+    # across lines cannot be searched for or copied. Only free text wraps.
+    floor = [
+        w if all(len(r[i].split()) <= 1 for r in rows) else min(w, max(MIN_COLUMN, len(h)))
+        for i, (w, h) in enumerate(zip(widths, headers, strict=True))
+    ]
     budget = width - len(GAP) * (len(headers) - 1)
     # Take a column off the widest one at a time, so short columns keep their natural
     # width and the long free-text ones share what is left.

@@ -170,3 +170,13 @@ def test_a_table_row_of_the_wrong_length_is_refused() -> None:
 
     with pytest.raises(ValueError, match="2 cells for 3 headers"):
         table(("a", "b", "c"), [("1", "2")])
+
+
+def test_a_table_never_splits_a_name() -> None:
+    from refimpl.textable import table
+
+    name = "InformerAtomicRewatchSkipsLonger"
+    text = "a description long enough to need more than one line " * 3
+    lines = table(("model", "about"), [(name, text)], width=60).splitlines()
+    assert max(len(line) for line in lines) <= 60
+    assert lines[2].startswith(name + "  ")

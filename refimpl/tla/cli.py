@@ -257,6 +257,7 @@ def _run_replay(args: argparse.Namespace) -> int:
         print(f"refimpl spec: {exc}", file=sys.stderr)
         return 2
     rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
     failed = 0
     for model in chosen:
         assert model.graph is not None
@@ -272,7 +273,8 @@ def _run_replay(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         verdict = "OK" if report.ok and not stale else "FAIL"
         if stale:
-            verdict += f" (stale graph: run 'refimpl spec export {model.name}')"
+            verdict += " (stale graph)"
+            notes.append(f"{model.name}: stale graph: run 'refimpl spec export {model.name}'")
         failed += verdict != "OK"
         rows.append(
             (
@@ -290,6 +292,8 @@ def _run_replay(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
     headers = ("model", "states", "edges", "code stutters", "mismatches", "time", "ok")
     print(table(headers, rows))
+    for note in notes:
+        print(note)
     print(f"\n{len(rows) - failed}/{len(rows)} graphs replayed without a mismatch")
     return 1 if failed else 0
 
