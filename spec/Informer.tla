@@ -15,7 +15,8 @@
 (* and processDeltas (Pop, StoreWrite, Distribute).                        *)
 (*                                                                         *)
 (* docs/03-the-cache-you-read-from.md and docs/02-inside-the-informers-   *)
-(* queue.md; invariants INF-1, INF-3, REF-1, REF-3 of docs/invariants.md. *)
+(* queue.md; invariants INF-1, INF-2, INF-3, INF-8, REF-1, REF-3 of       *)
+(* docs/invariants.md.                                                     *)
 (* Not modelled: list errors, 429s, resync, bookmarks, watch-list, and   *)
 (* client-go's relist after a watch that ends within 1 s with no event.  *)
 (*                                                                         *)
@@ -23,6 +24,12 @@
 (* DeltaFIFOCore, Indexer, InformerCore, the listener): the mapping is     *)
 (* refimpl/tla/refine_informer.py, replayed over this model's state graph *)
 (* by tests/test_spec_informer_replay.py.                                  *)
+(*                                                                         *)
+(* Models (spec/models.json): MCInformer, 2 keys and 3 writes, whose graph *)
+(* the code is replayed over; MCInformerLarge (3 keys, 3 writes) and       *)
+(* MCInformerLonger (2 keys, 4 writes), checked once; and one-action       *)
+(* mutants (MCInformer<Mutation>.tla) that break each invariant and        *)
+(* property MCInformer.cfg checks, TypeOK included.                        *)
 (***************************************************************************)
 EXTENDS InformerCommon
 
