@@ -2,10 +2,10 @@
 
 ``refimpl spec list`` shows the manifest; ``replay [MODEL...]`` replays the code over
 the committed state graphs (no TLC needed); ``check [MODEL...]`` runs TLC on each model
-and prints a table (exit 1 when any outcome is unexpected; an expected-failure model
-passes only when TLC finds its violation); ``export [MODEL...]`` rewrites
-spec/graphs/<Model>.json.gz from TLC's state-graph dump. Needs ``TLA2TOOLS_JAR`` and
-java (exit 3 / 4 when missing).
+(none named: every model not marked ``"default": false``) and prints a table (exit 1
+when any outcome is unexpected; an expected-failure model passes only when TLC finds
+its violation); ``export [MODEL...]`` rewrites spec/graphs/<Model>.json.gz from TLC's
+state-graph dump. Needs ``TLA2TOOLS_JAR`` and java (exit 3 / 4 when missing).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from refimpl.tla.mappings import mapping_for
 from refimpl.tla.replay import replay
 from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, refused, run_tlc
 
-__all__ = ["check", "export", "register", "select"]
+__all__ = ["by_default", "check", "export", "register", "select"]
 
 
 def register(subparsers: Any) -> None:
@@ -72,7 +72,12 @@ def register(subparsers: Any) -> None:
     p_check = sub.add_parser(
         "check", parents=[common, tlc], help="run TLC on models and compare with the manifest"
     )
-    p_check.add_argument("models", nargs="*", metavar="MODEL", help="default: all")
+    p_check.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help='default: every model but those marked "default": false (larger ones)',
+    )
     p_check.add_argument(
         "--record",
         action="store_true",
@@ -111,6 +116,11 @@ def select(models: list[Model], names: list[str]) -> list[Model]:
     if unknown:
         raise ValueError(f"no model {', '.join(unknown)} (models: {', '.join(by_name) or 'none'})")
     return [by_name[n] for n in names]
+
+
+def by_default(models: list[Model]) -> list[Model]:
+    """The models ``refimpl spec check`` runs when none is named."""
+    return [m for m in models if m.default]
 
 
 def check(spec_dir: Path, model: Model, workers: str = "1") -> tuple[TlcRun, list[str]]:
@@ -187,7 +197,13 @@ def _require_tlc() -> None:
 def _run_list(args: argparse.Namespace) -> int:
     _, models = _models(args)
     rows = [
-        (m.name, _expected(m), str(m.distinct_states or "?"), str(m.depth or "?"), m.about)
+        (
+            m.name + ("" if m.default else " (named only)"),
+            _expected(m),
+            str(m.distinct_states or "?"),
+            str(m.depth or "?"),
+            m.about,
+        )
         for m in models
     ]
     print(table(("model", "expected", "states", "depth", "about"), rows))
@@ -197,7 +213,7 @@ def _run_list(args: argparse.Namespace) -> int:
 def _run_check(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
     try:
-        chosen = select(models, list(args.models))
+        chosen = select(models, list(args.models)) if args.models else by_default(models)
         if args.record and args.workers.strip() != "1":
             raise ValueError("--record needs --workers 1 (with more, TLC's depth varies)")
         _require_tlc()
