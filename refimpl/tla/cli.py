@@ -198,8 +198,8 @@ def _run_list(args: argparse.Namespace) -> int:
     _, models = _models(args)
     rows = [
         (
-            m.name + ("" if m.default else " (named only)"),
-            _expected(m),
+            m.name,
+            _expected(m) + ("" if m.default else " (only when named)"),
             str(m.distinct_states or "?"),
             str(m.depth or "?"),
             m.about,
