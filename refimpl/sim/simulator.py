@@ -11,14 +11,16 @@ iteration. Plays the role of TLC's ``Next`` over ``spec/Informer.tla`` and
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 import attrs
 
 from refimpl.apierrors import InternalError, NotFound
 from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, CoreWatch
+from refimpl.cache.deltas import Delta
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,
@@ -31,7 +33,7 @@ from refimpl.clock import NS_PER_SECOND, FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.choosers import Chooser, SeededChooser
 from refimpl.sim.controllers import ControllerLogic, Worker, Write
-from refimpl.sim.informer import SimInformer
+from refimpl.sim.informer import SimInformer, delta_state
 from refimpl.sim.monitors import (
     HandlerRecord,
     History,
@@ -232,6 +234,12 @@ class Incarnation:
         #: With spec traces: h0's view as spec/Informer.tla's handler keeps it.
         self.recorder = SpecRecorder(inner) if sim.spec_trace else None
         self.add_handler(self.recorder if self.recorder is not None else inner, SPEC_LISTENER)
+        if sim.spec_trace and sim._trace is not None:
+            # Trace validation at the code's own granularity: the store write and each
+            # handler call (and the pop / take / finish around them) are lines of their
+            # own, recorded by the cores' tracing hooks as the code takes them.
+            self.informer.step_hook = sim._sub_step
+            self.informer.indexer.on_write = functools.partial(sim._sub_step, "store-write", ())
         self.informer.start()
 
     def add_handler(self, inner: Any, label: str) -> ProcessorListener:
@@ -410,6 +418,12 @@ class Simulator:
         self.spec_trace = scenario.spec_trace if spec_trace is None else spec_trace
         #: Watch id -> whether the server opened it with a 410 (its rv was compacted).
         self._refused: dict[int, bool] = {}
+        #: The action being taken (sub-step trace lines name it too).
+        self._kind = ""
+        #: What the reflector got from the server in the step being taken (spec traces):
+        #: "listed", "opened" (a watch, not refused), "gone" (a refused watch's 410 read),
+        #: "ended" (an open watch's end read).
+        self._answers: list[str] = []
         self.choices: list[int] = []
         self.n = 0
         self.counters: dict[str, int] = dict.fromkeys(
@@ -567,6 +581,7 @@ class Simulator:
         kind, arg = acts[i]
         self.n += 1
         self.world.violations.step = self.n
+        self._kind = kind
         desc = self._actions[kind](arg)
         if self.incarnation.just_synced:
             self.incarnation.just_synced = False
@@ -575,6 +590,19 @@ class Simulator:
             self._timeline(self.n, self.world.clock.now(), kind, desc)
         if self._trace is not None:
             self._trace.write(json.dumps(self.abstract_state(kind, desc), sort_keys=True) + "\n")
+        self._answers = []
+
+    def _sub_step(self, event: str, deltas: Sequence[Delta]) -> None:
+        """A code step inside the current simulator step (the cores' tracing hooks call
+        it; only with spec traces): a trace line of its own, ``sub`` naming the step
+        ("popped", "taken", "store-write", "distributed", "finished"), ``taken`` the
+        entries a take removed."""
+        assert self._trace is not None
+        state = self.abstract_state(self._kind, "")
+        state["sub"] = event
+        if event == "taken":
+            state["taken"] = [delta_state(d) for d in deltas]
+        self._trace.write(json.dumps(state, sort_keys=True) + "\n")
 
     def run(self, steps: int | None = None) -> RunResult:
         """``steps`` steps with writes and faults (default: the scenario's), then drain.
@@ -740,12 +768,20 @@ class Simulator:
         inf = self.incarnation.informer
         before = inf.reflector_phase()
         lists = inf.lists
+        old = inf.current_watch()
         inf.step_reflector()
         after = inf.reflector_phase()
         watch = inf.current_watch()
         if watch is not None and watch.id not in self._refused:
             # Nothing compacts within a reflector step: the 410 check of the open.
             self._refused[watch.id] = watch.start_rv < self.world.server.compacted_rv
+        if inf.lists != lists:
+            self._answers.append("listed")
+        if old is not None and (watch is None or watch.id != old.id):
+            self._answers.append("gone" if self._refused.get(old.id, False) else "ended")
+        opened = watch is not None and (old is None or watch.id != old.id)
+        if opened and watch is not None and not self._refused[watch.id]:
+            self._answers.append("opened")
         if inf.lists != lists:
             return f"reflector listed at rv {inf.last_sync_resource_version()} -> {after}"
         return f"reflector {before} -> {after} (rv {inf.last_sync_resource_version()})"
@@ -1005,7 +1041,11 @@ class Simulator:
             }
         if proc.recorder is not None:
             state["spec"] = spec_fields(
-                self.world.writes, spec_phase(inf, self._refused), proc.recorder
+                self.world.writes,
+                spec_phase(inf, self._refused),
+                proc.recorder,
+                fifo_synced=inf.fifo.has_synced(),
+                answers=self._answers,
             )
         return state
 

@@ -43,10 +43,16 @@ The mappings (spec variable = trace field)::
                and synced as for DeltaFIFO / atomic RealFIFO; notifications =
                pending[spec.listener] (h0), "deleteDFSU" = delete; view, lastRV =
                spec.view, spec.lastRV (a recording handler behind h0; absent = 0).
-               Left to the spec: populated, initialPopulationCount, applied; the
-               processing variables (popped, outbox, written) are empty at every line,
-               since a simulator step processes whole keys / entries. A crash
-               restarts everything but the server from Init.
+               synced = spec.fifoSynced (the FIFO's own HasSynced). Left to the
+               spec: populated, initialPopulationCount, applied. Processing is
+               recorded at the code's own steps: the cores' tracing hooks
+               (Indexer.on_write, InformerCore.step_hook) make each pop / take, store
+               write, handler call and finish a line of its own (``sub``), which
+               takes exactly its one spec action (:data:`SUB_STEPS`); between them
+               the processing variables (popped, outbox; processing, outbox,
+               written) are left to the spec, at every other line they are empty.
+               A reflector line takes at least one spec step per ``spec.answers``
+               entry. A crash restarts everything but the server from Init.
 
 Each code step (the line's ``action``) may take the spec steps of :data:`STEPS`; any
 other code step must leave the mapped variables unchanged. A change of ``generation``
@@ -98,6 +104,7 @@ __all__ = [
     "TraceLine",
     "TraceMapping",
     "TraceResult",
+    "checked_lines",
     "informer_scenario_problems",
     "map_trace",
     "read_trace",
@@ -204,6 +211,26 @@ STEPS: dict[str, dict[str, StepRule]] = {
 }
 
 
+#: The code steps inside a simulator step (a line's ``sub``, recorded by the cores'
+#: tracing hooks with spec traces) and the one spec action each is, per Informer spec.
+#: Each such line takes exactly that one step; the simulator step's own line after
+#: them takes none. The other specs check whole simulator steps: they drop these lines.
+SUB_STEPS: dict[str, dict[str, str]] = {
+    "Informer": {"popped": "Pop", "store-write": "StoreWrite", "distributed": "Distribute"},
+    "InformerAtomic": {
+        "taken": "Take",
+        "store-write": "ApplyEntry",
+        "distributed": "Distribute",
+        "finished": "Finish",
+    },
+}
+
+#: What the reflector got from the server in a step (``spec.answers``), each one spec
+#: step it must take: a list handed to the FIFO (List), a watch opened (Connect), a
+#: refused watch's 410 read (Connect), an open watch's end read (WatchDrop).
+_ANSWERS = frozenset({"listed", "opened", "gone", "ended"})
+
+
 class TraceCheckError(RuntimeError):
     """TLC ran but reached no verdict (a parse or evaluation error, a timeout)."""
 
@@ -222,7 +249,9 @@ class TraceLine:
     acts: frozenset[str]
     budget: int
     reset: bool
-    #: Spec-specific hints, more fields of the record (DeltaFIFO: ``lists``).
+    #: Spec-specific hints, more fields of the record (DeltaFIFO: ``lists``; the
+    #: Informer specs: ``least``, the fewest spec steps the code step must take, and
+    #: ``open``, whether processing is under way at this line).
     hints: Mapping[str, Value] = attrs.field(factory=dict)
 
     def record(self, state: Value | None = None) -> Fn:
@@ -273,6 +302,7 @@ class FailedStep:
     budget: int
     before: Mapping[str, Value]  # mapped state of line index-1 (Init for line 1)
     after: Mapping[str, Value]  # mapped state of line index
+    least: int = 0  # the fewest spec steps the code step had to take
 
     def changed(self) -> dict[str, tuple[Value, Value]]:
         """The mapped variables the code step changed: name -> (before, after)."""
@@ -283,8 +313,9 @@ class FailedStep:
         }
 
     def describe(self) -> str:
+        bound = f"{self.least} to {self.budget}" if self.least else f"up to {self.budget}"
         allowed = (
-            f"up to {self.budget} of {', '.join(sorted(self.acts))}"
+            f"{bound} of {', '.join(sorted(self.acts))}"
             if self.budget and self.acts
             else "no spec step"
         )
@@ -952,6 +983,12 @@ def _informer_state(raw: Mapping[str, Any], where: str, atomic: bool) -> dict[st
         "reflector": phase,
         "lastSyncRV": _last_sync(raw["reflector"], f"{where}: reflector"),
         **_informer_fifo(raw, where, atomic),
+        # The FIFO's own HasSynced where the line has it (a DeltaFIFO's flips at Pop).
+        **(
+            {"synced": _bool(spec["fifoSynced"], f"{where}: spec.fifoSynced")}
+            if "fifoSynced" in spec
+            else {}
+        ),
         "notifications": tuple(
             _notification(n, f"{where}: pending[{listener}]") for n in pending[listener]
         ),
@@ -1025,6 +1062,51 @@ def _informer_module_state(state: Mapping[str, Value]) -> Mapping[str, Value]:
     return {**state, "history": len(_as_seq(state["history"]))}
 
 
+def _answers(raw: Mapping[str, Any], line: TraceLine) -> list[str]:
+    spec = raw.get("spec")
+    answers = spec.get("answers", []) if isinstance(spec, Mapping) else []
+    if not isinstance(answers, list) or not set(answers) <= _ANSWERS:
+        raise ValueError(
+            f"trace line {line.index} (step {line.step}): spec.answers: expected a list "
+            f"of {', '.join(sorted(_ANSWERS))}, got {answers!r}"
+        )
+    return answers
+
+
+def _fine_steps(raws: Sequence[Mapping[str, Any]], spec: str) -> dict[tuple[int, int | None], bool]:
+    """(generation, step) -> whether its code-step lines (``sub``) are checked one spec
+    action each (True), or are a take of Bookmark entries only, which the spec does
+    not model (False). Steps whose code steps cannot be checked one by one are left
+    out, so their own line is checked whole: a batch of several RealFIFO entries (one
+    store transaction, then the handler calls) has no spec counterpart step by step."""
+    out: dict[tuple[int, int | None], bool] = {}
+    batches: set[tuple[int, int | None]] = set()
+    for n, raw in enumerate(raws, 1):
+        sub = raw.get("sub")
+        if sub is None:
+            continue
+        where = _where(n, raw)
+        if sub not in SUB_STEPS[spec]:
+            raise ValueError(
+                f"{where}: code step {sub!r} is not one {spec}.tla models (it has "
+                f"{', '.join(SUB_STEPS[spec])}; the Informer specs: Informer.tla needs "
+                "--fifo delta, InformerAtomic.tla --fifo real-atomic)"
+            )
+        key = (raw.get("generation", 0), raw.get("step"))
+        if sub == "taken":
+            taken = raw.get("taken")
+            if not isinstance(taken, list) or not taken:
+                raise ValueError(f"{where}: taken: expected the taken entries, got {taken!r}")
+            if len(taken) > 1:
+                batches.add(key)
+            out[key] = any(not (isinstance(d, list) and d[:1] == ["Bookmark"]) for d in taken)
+        else:
+            out.setdefault(key, True)
+    for key in batches:
+        del out[key]
+    return out
+
+
 def _map_informer(raws: Sequence[Mapping[str, Any]], spec: str) -> TraceMapping:
     atomic = spec == "InformerAtomic"
     states = [_informer_state(raw, _where(n, raw), atomic) for n, raw in enumerate(raws, 1)]
@@ -1045,13 +1127,34 @@ def _map_informer(raws: Sequence[Mapping[str, Any]], spec: str) -> TraceMapping:
     lines: list[TraceLine] = []
     orders: set[Value] = set()
     previous = initial
-    for line in _lines(spec, raws, states, initial):
-        acts, budget = line.acts, line.budget
+    fine = _fine_steps(raws, spec)
+    start: Mapping[str, Value] = initial  # the state before the current simulator step
+    for raw, line in zip(raws, _lines(spec, raws, states, initial), strict=True):
+        acts, budget, least, in_flight = line.acts, line.budget, 0, False
+        sub, key = raw.get("sub"), (line.generation, line.step)
+        if sub is None:
+            if key in fine:
+                # Its code steps were lines of their own: the step's line takes none.
+                acts, budget = frozenset(), 0
+                # An atomic relist's deletions are notified in the order ApplyEntry
+                # chose: the notifications of the whole step show it.
+                orders |= _informer_hints(start, line.state, frozenset({"ApplyEntry"}), atomic)
+            elif line.action == "reflector" and not line.reset:
+                answers = _answers(raw, line)
+                least = min(len(answers), budget)
+        elif fine.get(key, False):
+            acts, budget, least, in_flight = frozenset({SUB_STEPS[spec][sub]}), 1, 1, True
+        else:
+            # A take of Bookmark entries only: nothing the spec models (budget 0).
+            acts, budget = frozenset(), 0
         writes = len(_as_seq(line.state["history"])) - len(_as_seq(previous["history"]))
         if writes and not line.reset:
             acts, budget = acts | {"Write"}, budget + writes
         orders |= _informer_hints(previous, line.state, acts, atomic)
-        lines.append(attrs.evolve(line, acts=acts, budget=budget))
+        hints: dict[str, Value] = {"least": least, "open": in_flight}
+        lines.append(attrs.evolve(line, acts=acts, budget=budget, hints=hints))
+        if sub is None:
+            start = line.state
         previous = line.state
     history = _as_seq(states[-1]["history"])
     fifo_module = "RealFIFO" if atomic else "DeltaFIFO"
@@ -1121,6 +1224,17 @@ def _lines(
     return tuple(out)
 
 
+def checked_lines(raws: Sequence[dict[str, Any]], spec: str) -> list[dict[str, Any]]:
+    """The lines of a decoded trace that are checked against ``spec``: the FIFO and
+    work-queue specs check whole simulator steps, so they drop the code-step lines
+    (``sub``); the Informer specs drop only those of a RealFIFO batch (see
+    ``_fine_steps``). A line's index in the verdict counts these lines."""
+    if spec not in INFORMER_SPECS:
+        return [r for r in raws if "sub" not in r]
+    fine = _fine_steps(raws, spec)
+    return [r for r in raws if "sub" not in r or (r.get("generation", 0), r.get("step")) in fine]
+
+
 def map_trace(
     lines: Iterable[str | Mapping[str, Any]],
     spec: str = "WorkQueue",
@@ -1138,12 +1252,13 @@ def map_trace(
     raws = read_trace(lines)
     if not raws:
         raise ValueError("the trace is empty")
+    raws = checked_lines(raws, spec)
+    if spec in INFORMER_SPECS:
+        return _map_informer(raws, spec)
     if spec == "WorkQueue":
         return _map_workqueue(raws)
     if spec == "RealFIFO":
         return _map_real_fifo(raws, atomic)
-    if spec in INFORMER_SPECS:
-        return _map_informer(raws, spec)
     return _map_delta_fifo(raws)
 
 
@@ -1201,6 +1316,11 @@ def trace_module(mapping: TraceMapping, name: str | None = None) -> tuple[str, s
 _REACHED = re.compile(r'^<<"trace-line", (\d+)>>\s*$', re.MULTILINE)
 
 
+def _least(line: TraceLine) -> int:
+    least = line.hints.get("least", 0)
+    return least if isinstance(least, int) and not isinstance(least, bool) else 0
+
+
 def _verdict(mapping: TraceMapping, run: TlcRun) -> TraceResult:
     result = run.result
     reached = [int(m) for m in _REACHED.findall(run.output)]
@@ -1232,6 +1352,7 @@ def _verdict(mapping: TraceMapping, run: TlcRun) -> TraceResult:
             budget=line.budget,
             before=mapping.initial if matched == 0 else mapping.lines[matched - 1].state,
             after=line.state,
+            least=_least(line),
         )
     return TraceResult(
         spec=mapping.spec,
