@@ -212,7 +212,7 @@ HANDLER_FIRST = Mutant(
         TraceRun("InformerAtomic", "informer-spec", "real-atomic", 1),
     ),
     conform="informer-handler-before-store",
-    unit=lambda: _sim_violation(SIM_RUN, HANDLER_FIRST, "store-before-notify"),
+    unit=lambda: _sim_violation(SIM_RUN, MUTANTS["handler-before-store"], "store-before-notify"),
     replay=lambda: _informer_replay(FifoMode.DELTA, process=handler_first),
     models=("InformerHandlerFirst", "InformerAtomicNotifyFirst"),
 )
@@ -227,7 +227,7 @@ REWATCH_LIST_RV = Mutant(
         TraceRun("InformerAtomic", "informer-spec", "real-atomic", 1),
     ),
     conform="informer-rewatch-from-list-rv",
-    unit=lambda: _sim_violation(SIM_RUN, REWATCH_LIST_RV, "rv-order"),
+    unit=lambda: _sim_violation(SIM_RUN, MUTANTS["rewatch-rv-regression"], "rv-order"),
     replay=lambda: _informer_replay(
         FifoMode.DELTA, reflector_core_factory=BROKEN_BUGS.RewatchFromListRV
     ),
@@ -365,6 +365,6 @@ def test_trace_validation_rejects_the_mutant(name: str, run: TraceRun) -> None:
     print(f"{name}: {rejected.summary()} (correct run: {accepted.wall_seconds:.1f}s)")
     assert rejected.failed is not None, rejected.summary()
     # Rejected no earlier than where the two runs part.
-    checked = tr.checked_lines([json.loads(x) for x in bad], run.spec)
+    checked = tr.checked_lines(bad, run.spec)
     differs = json.loads(bad[first])
     assert checked[rejected.failed.index - 1]["step"] >= differs["step"], rejected.summary()

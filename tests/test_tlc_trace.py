@@ -1,4 +1,5 @@
-"""Trace validation (refimpl/tla/trace.py): simulator traces checked by TLC.
+"""Trace validation (refimpl/tla/trace.py and its per-spec modules): simulator traces
+checked by TLC.
 
 Without a jar: the mapping of trace lines to spec variables, the generated module text
 for small hand-made traces, that the generated text reads back to the mapped states,
@@ -29,11 +30,13 @@ from refimpl.cache import reflector as reflector_module
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
 from refimpl.cache.reflector import ReflectorCore
+from refimpl.cli import main as refimpl_main
 from refimpl.meta import ListOptions
 from refimpl.sim import get_scenario
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator
 from refimpl.tla import trace as tr
+from refimpl.tla import trace_fifo
 from refimpl.tla.runner import (
     EXIT_NO_JAR,
     JAR_ENV,
@@ -381,7 +384,7 @@ def test_a_relist_order_puts_newly_queued_keys_first() -> None:
         False,
     )
     after = tr.map_trace([FIFO_TRACE[0], after_line], "DeltaFIFO").lines[1].state
-    listed, order = tr._fifo_hints(before, after)
+    listed, order = trace_fifo._fifo_hints(before, after)
     assert listed == (_obj("c", 8), _obj("b", 7))
     assert order == ("z",)
 
@@ -419,8 +422,11 @@ def test_a_relist_order_puts_newly_queued_keys_first() -> None:
             "WorkQueue",
             "the number of workers changes",
         ),
-        ([{**WQ_TRACE[0], "queue": [1]}], "WorkQueue", "expected a string key"),
+        # The trace schema (refimpl/sim/trace_schema.py) checks each field's shape.
+        ([{**WQ_TRACE[0], "queue": [1]}], "WorkQueue", r"queue\[0\]: expected a string, got 1"),
         ([{**WQ_TRACE[0], "drainer": "gone"}], "WorkQueue", "drainer"),
+        ([{**WQ_TRACE[0], "workers": [["a"]]}], "WorkQueue", r"workers\[0\]: expected a list of 2"),
+        ([{"spec": {"history": []}}], "Informer", "spec: missing lastRV, listener, phase, view"),
         (
             [{"step": 3, "fifo": [["Added", "a", 1]], "store": {}, "synced": False}],
             "DeltaFIFO",
@@ -1071,6 +1077,17 @@ def test_only_informer_spec_like_scenarios_are_simulated_for_the_informer_specs(
         assert what in problems, problems
     assert tr.main(["--spec", "Informer", "--sim", "informer", "--steps", "10"]) == 2
     assert "Use --sim informer-spec" in capsys.readouterr().err
+    # The same through `refimpl spec trace`.
+    argv = ["spec", "trace", "--spec", "Informer", "--sim", "informer", "--steps", "10"]
+    assert refimpl_main(argv) == 2
+    assert "Use --sim informer-spec" in capsys.readouterr().err
+
+
+def test_refimpl_spec_trace_wants_a_file_or_a_run(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        refimpl_main(["spec", "trace", "--spec", "Informer"])
+    assert exit_info.value.code == 2
+    assert "give a trace file or --sim SCENARIO" in capsys.readouterr().err
 
 
 @tlc
@@ -1082,7 +1099,7 @@ def test_informer_simulator_traces_are_behaviours(spec: str, fifo: str, seed: in
     result = tr.validate(lines, spec)
     print(result.summary())
     assert result.ok, f"seed {seed}: " + result.summary()
-    checked = tr.checked_lines(tr.read_trace(lines), spec)
+    checked = tr.checked_lines(lines, spec)
     assert result.steps_checked == result.lines == len(checked)
     # Every code step of processing was a line of its own, but those of RealFIFO
     # batches (several entries in one store transaction): checked whole.
@@ -1094,7 +1111,7 @@ def test_informer_simulator_traces_are_behaviours(spec: str, fifo: str, seed: in
 @pytest.mark.parametrize(("spec", "fifo"), INFORMER_MODES)
 def test_a_delete_that_never_reaches_the_handlers_view_is_rejected(spec: str, fifo: str) -> None:
     """h0 handles a delete of a key it holds, but its view keeps the key."""
-    lines = tr.checked_lines(spec_run(1, fifo), spec)
+    lines: list[dict[str, Any]] = json.loads(json.dumps(tr.checked_lines(spec_run(1, fifo), spec)))
 
     def handles_a_delete(p: tuple[dict[str, Any], dict[str, Any]]) -> bool:
         before, after = p[0]["pending"]["h0"], p[1]["pending"]["h0"]
@@ -1138,7 +1155,7 @@ def test_a_skipped_watch_event_is_caught(
         update(self, obj)
 
     monkeypatch.setattr(sim_informer._FifoWriter, "update", drop_first)
-    lines = tr.checked_lines(spec_run(1, fifo), spec)
+    lines: list[dict[str, Any]] = json.loads(json.dumps(tr.checked_lines(spec_run(1, fifo), spec)))
     monkeypatch.undo()
     n = _index_of_first(
         lines, lambda d: d["reflector"]["lastSyncRV"] == str(skipped[0]), "reading the event"
@@ -1178,7 +1195,7 @@ def test_a_watch_from_the_last_list_rv_is_caught(monkeypatch: pytest.MonkeyPatch
 @tlc
 def test_informer_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--spec", "InformerAtomic", "--sim", "informer-spec", "--seed", "2", "--steps", "100"]
-    assert tr.main(argv) == 0
+    assert refimpl_main(["spec", "trace", *argv]) == 0
     out = capsys.readouterr().out
     assert out.startswith("InformerAtomic: trace of") and "is a behaviour of the spec" in out
 

@@ -51,6 +51,7 @@ from refimpl.sim.scenarios import (
     parse_faults,
 )
 from refimpl.sim.spec_trace import SPEC_LISTENER, SpecRecorder, spec_fields, spec_phase
+from refimpl.sim.trace_schema import Answer, EventRecord, NoteRecord, SubStep, TraceRecord
 from refimpl.worker import DEFAULT_MAX_RETRIES, process_next_work_item
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
@@ -67,6 +68,15 @@ PROGRESS_ACTIONS = frozenset(
     {"reflector", "deliver", "pop", "dispatch", "get", "reconcile", "write", "done", "advance"}
 )
 
+
+#: The cores' tracing hooks' step names as the trace schema types them.
+_SUB_STEPS: dict[str, SubStep] = {
+    "popped": "popped",
+    "taken": "taken",
+    "store-write": "store-write",
+    "distributed": "distributed",
+    "finished": "finished",
+}
 
 #: What a fault needs to be possible: an open watch, history to compact, a
 #: controller to write, a pending notification.
@@ -423,7 +433,7 @@ class Simulator:
         #: What the reflector got from the server in the step being taken (spec traces):
         #: "listed", "opened" (a watch, not refused), "gone" (a refused watch's 410 read),
         #: "ended" (an open watch's end read).
-        self._answers: list[str] = []
+        self._answers: list[Answer] = []
         self.choices: list[int] = []
         self.n = 0
         self.counters: dict[str, int] = dict.fromkeys(
@@ -599,7 +609,7 @@ class Simulator:
         entries a take removed."""
         assert self._trace is not None
         state = self.abstract_state(self._kind, "")
-        state["sub"] = event
+        state["sub"] = _SUB_STEPS[event]
         if event == "taken":
             state["taken"] = [delta_state(d) for d in deltas]
         self._trace.write(json.dumps(state, sort_keys=True) + "\n")
@@ -988,7 +998,7 @@ class Simulator:
 
     # -- traces ---------------------------------------------------------------------------
 
-    def abstract_state(self, action: str = "", desc: str = "") -> dict[str, Any]:
+    def abstract_state(self, action: str = "", desc: str = "") -> TraceRecord:
         """The state a TLA+ trace checker would read: server objects and RV, the
         reflector's watch, phase and last synced RV, the FIFO, the store, each listener's
         pending notifications, the work queue, the workers, virtual time; with
@@ -1000,7 +1010,7 @@ class Simulator:
         server = self.world.server
         watch = inf.current_watch()
         queue = proc.queue
-        state: dict[str, Any] = {
+        state: TraceRecord = {
             "step": self.n,
             "action": action,
             "desc": desc,
@@ -1029,7 +1039,7 @@ class Simulator:
                 listener.name: [_note_state(n) for n in listener.pending]
                 for listener in proc.listeners
             },
-            "workers": [[w.key, w.phase] for w in proc.workers],
+            "workers": [(w.key, w.phase) for w in proc.workers],
         }
         if queue is not None:
             core = queue.core
@@ -1069,8 +1079,8 @@ def _delta_key(obj: object) -> str:
     return type(obj).__name__
 
 
-def _event_state(e: Any) -> list[Any]:
-    return [e.type, _ev_key(e.object), int(e.resource_version or 0)]
+def _event_state(e: Any) -> EventRecord:
+    return (str(e.type), _ev_key(e.object), int(e.resource_version or 0))
 
 
 def _note(n: Notification) -> str:
@@ -1085,12 +1095,12 @@ def _note(n: Notification) -> str:
     return f"{kind} {object_key(obj)}@{obj.resource_version}"
 
 
-def _note_state(n: Notification) -> list[Any]:
+def _note_state(n: Notification) -> NoteRecord:
     if isinstance(n, DeleteNotification):
         o = n.old_obj
         inner = o.obj if isinstance(o, DeletedFinalStateUnknown) else o
         rv = int(inner.resource_version) if isinstance(inner, Object) else 0
         kind = "deleteDFSU" if isinstance(o, DeletedFinalStateUnknown) else "delete"
-        return [kind, object_key(o), rv]
+        return (kind, object_key(o), rv)
     kind = "add" if isinstance(n, AddNotification) else "update"
-    return [kind, object_key(n.new_obj), int(n.new_obj.resource_version)]
+    return (kind, object_key(n.new_obj), int(n.new_obj.resource_version))
