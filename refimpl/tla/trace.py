@@ -234,17 +234,34 @@ def _simulate(scenario: str, seed: int, steps: int, fifo: str, spec: str) -> lis
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``refimpl spec trace`` (and ``python -m refimpl.tla.trace``)."""
-    parser.add_argument("trace", nargs="?", type=Path, help="JSON-lines trace file")
-    parser.add_argument("--spec", choices=SPECS, default="WorkQueue")
-    parser.add_argument("--sim", metavar="SCENARIO", help="run the simulator instead of a file")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument(
+        "trace",
+        nargs="?",
+        type=Path,
+        help="JSON-lines trace file (refimpl sim --trace FILE); default: none, give --sim",
+    )
+    parser.add_argument(
+        "--spec", choices=SPECS, default="WorkQueue", help="the spec (default: WorkQueue)"
+    )
+    parser.add_argument(
+        "--sim",
+        metavar="SCENARIO",
+        help="run the simulator's SCENARIO instead of reading a file (default: none)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
+    parser.add_argument(
+        "--steps", type=int, default=300, help="steps of the run, then its drain (default: 300)"
+    )
     parser.add_argument(
         "--fifo",
         default=None,
         help="FIFO mode for --sim (default: delta for DeltaFIFO and Informer, else real-atomic)",
     )
-    parser.add_argument("--keep", type=Path, help="folder to keep the generated module in")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="folder to keep the generated module and cfg in (default: a temporary one)",
+    )
 
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
