@@ -1,11 +1,14 @@
-"""Each headline informer property can fail: a mutation model breaks it.
+"""Each informer property can fail: a mutation model breaks it.
 
-For spec/Informer.tla and spec/InformerAtomic.tla and each of StoreBeforeHandler
-(INF-1), NoLostDelete and Converges (INF-3), spec/models.json lists an expected-violation
-model that EXTENDS the spec, names that property, and whose next-state relation is the
-spec's ``Next`` with exactly one action swapped for a mutated one; the main model checks
-the property. Runs without TLC (reads the modules); TLC checks that each mutant really
-violates its property (tests/test_tlc_models.py, ``pytest -m tlc``).
+For spec/Informer.tla and spec/InformerAtomic.tla and each property their main models
+check (StoreBeforeHandler, INF-1; PerKeyRVOrder, INF-2; StoreFromServer, INF-8;
+NoLostDelete and Converges, INF-3; TypeOK; and, atomic mode only,
+ReplacedAllWholeStore, RF-4), spec/models.json lists an expected-violation model that
+EXTENDS the spec, names that property, and whose next-state relation is the spec's
+``Next`` with exactly one action swapped for a mutated one; the main model checks the
+property. So no property the main models check holds by construction. Runs without TLC
+(reads the modules); TLC checks that each mutant really violates its property
+(tests/test_tlc_models.py, ``pytest -m tlc``, or ``refimpl spec check``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,20 @@ from refimpl.tla.manifest import Model, load_manifest
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 MODELS = {m.name: m for m in load_manifest(SPEC)}
 SPECS = {"Informer": "Informer", "InformerAtomic": "InformerAtomic"}
-PROPERTIES = ("StoreBeforeHandler", "NoLostDelete", "Converges")
+_COMMON = (
+    "StoreBeforeHandler",
+    "PerKeyRVOrder",
+    "StoreFromServer",
+    "NoLostDelete",
+    "Converges",
+    "TypeOK",
+)
+#: Every invariant and property each main model's cfg checks.
+PROPERTIES = {
+    "Informer": _COMMON,
+    "InformerAtomic": (*_COMMON, "ReplacedAllWholeStore"),
+}
+CASES = [(spec, prop) for spec, props in PROPERTIES.items() for prop in props]
 _WORD = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
 
 
@@ -65,9 +81,25 @@ def _mutants(spec: str, prop: str) -> list[Model]:
     ]
 
 
+def _checked(cfg: str) -> set[str]:
+    """The names under INVARIANTS and PROPERTIES in a cfg."""
+    names: set[str] = set()
+    section = ""
+    for line in (SPEC / cfg).read_text().splitlines():
+        if line and not line[0].isspace():
+            section = line.split()[0]
+        elif section in ("INVARIANTS", "PROPERTIES") and line.strip():
+            names.add(line.strip())
+    return names
+
+
 @pytest.mark.parametrize("spec", SPECS)
-@pytest.mark.parametrize("prop", PROPERTIES)
-def test_each_headline_property_has_a_one_action_mutant(spec: str, prop: str) -> None:
+def test_the_list_covers_every_checked_property(spec: str) -> None:
+    assert _checked(MODELS[SPECS[spec]].cfg) == set(PROPERTIES[spec])
+
+
+@pytest.mark.parametrize(("spec", "prop"), CASES)
+def test_each_property_has_a_one_action_mutant(spec: str, prop: str) -> None:
     main = MODELS[SPECS[spec]]
     assert main.expect == "pass"
     assert re.search(rf"(?m)^\s+{prop}\s*$", (SPEC / main.cfg).read_text()), (
