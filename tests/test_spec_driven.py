@@ -157,6 +157,7 @@ CAUGHT = {
     "fires-late": ("WorkQueue", 'Ready("a")'),
     "replace-no-queued-tombstones": ("DeltaFIFO", "Pop"),
     "dedup-merges-everything": ("DeltaFIFO", "Pop"),
+    "dedup-deletes-keeps-newer": ("DeltaFIFO", "Pop"),
     "delta-fifo-queues-unknown-delete": ("DeltaFIFO", "Pop"),
     "resync-over-queued": ("DeltaFIFO", "Pop"),
     "real-fifo-drops-unknown-delete": ("RealFIFO", "Pop"),
