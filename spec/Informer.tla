@@ -9,15 +9,14 @@
 (* handler, which consumes notifications asynchronously and keeps its own *)
 (* level view of the world (`view`).                                       *)
 (*                                                                         *)
-(* An object is [key, rv]; a write bumps the server's resourceVersion,    *)
-(* which is the length of `history`.  At most MaxRV writes happen, so the *)
-(* server eventually stops changing: then the store and the handler's     *)
-(* view must converge to it, whatever watch drops and compactions did.    *)
-(* Faults (WatchDrop, Compact) have no fairness; the connection recovers  *)
-(* (strong fairness on watch delivery).                                    *)
+(* The server, the watch connection, the handler and the properties are   *)
+(* InformerCommon.tla's, shared with InformerAtomic.tla (EXTENDed); this   *)
+(* module adds the DeltaFIFO, the reflector's List and WatchEvent into it, *)
+(* and processDeltas (Pop, StoreWrite, Distribute).                        *)
 (*                                                                         *)
 (* docs/03-the-cache-you-read-from.md and docs/02-inside-the-informers-   *)
-(* queue.md; invariants INF-1, INF-3, REF-1, REF-3 of docs/invariants.md. *)
+(* queue.md; invariants INF-1, INF-2, INF-3, INF-8, REF-1, REF-3 of       *)
+(* docs/invariants.md.                                                     *)
 (* Not modelled: list errors, 429s, resync, bookmarks, watch-list, and   *)
 (* client-go's relist after a watch that ends within 1 s with no event.  *)
 (*                                                                         *)
@@ -25,70 +24,42 @@
 (* DeltaFIFOCore, Indexer, InformerCore, the listener): the mapping is     *)
 (* refimpl/tla/refine_informer.py, replayed over this model's state graph *)
 (* by tests/test_spec_informer_replay.py.                                  *)
+(*                                                                         *)
+(* Models (spec/models.json): MCInformer, 2 keys and 3 writes, whose graph *)
+(* the code is replayed over; MCInformerLarge (3 keys, 3 writes) and       *)
+(* MCInformerLonger (2 keys, 4 writes), checked once; and one-action       *)
+(* mutants (MCInformer<Mutation>.tla) that break each invariant and        *)
+(* property MCInformer.cfg checks, TypeOK included.                        *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets
-
-CONSTANTS
-    Keys,
-    MaxRV       \* number of server writes
+EXTENDS InformerCommon
 
 VARIABLES
-    server,         \* [Keys -> 0..MaxRV]: rv of each live object, 0 = absent
-    history,        \* Seq([type, key, rv]): every write's watch event; rv = index
-    compacted,      \* events up to this rv can no longer be watched from
-    reflector,      \* "list" | "connect" (a watch request in flight) | "watch"
-    lastSyncRV,     \* the reflector's last synced resourceVersion; while it
-                    \* watches, also how far its watch has delivered (rv = index)
     queue, items, populated, initialPopulationCount, synced,   \* the DeltaFIFO
-    store,          \* the indexer: [Keys -> 0..MaxRV]
-    notifications,  \* Seq(notification): the listener's buffer
-    view,           \* [Keys -> 0..MaxRV]: what the handler believes
-    lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
-    applied,        \* set of notifications whose store update has happened (history)
     popped,         \* Seq(delta): the popped key's deltas not yet written to the store
     outbox          \* <<>> or <<note>>: written to the store, not yet distributed
 
-serverVars == <<server, history, compacted>>
-reflectorVars == <<reflector, lastSyncRV>>
 fifoVars == <<queue, items, populated, initialPopulationCount, synced>>
-handlerVars == <<notifications, view, lastRV>>
 procVars == <<popped, outbox>>
-vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
+(* This spec's own variables: a step of InformerCommon leaves them alone.  *)
+ownVars == <<fifoVars, procVars>>
+vars == <<commonVars, ownVars>>
 
 RVs == 1..MaxRV
 DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4
 
-Note(t, k, r) == [type |-> t, key |-> k, rv |-> r]
-
 -----------------------------------------------------------------------------
-(* The API server.                                                         *)
-Write(k) ==
-    /\ Len(history) < MaxRV
-    /\ LET r == Len(history) + 1 IN
-        \/ /\ server[k] = 0
-           /\ server' = [server EXCEPT ![k] = r]
-           /\ history' = Append(history, [type |-> "ADDED", key |-> k, rv |-> r])
-        \/ /\ server[k] # 0
-           /\ server' = [server EXCEPT ![k] = r]
-           /\ history' = Append(history, [type |-> "MODIFIED", key |-> k, rv |-> r])
-        \/ /\ server[k] # 0
-           /\ server' = [server EXCEPT ![k] = 0]
-           /\ history' = Append(history, [type |-> "DELETED", key |-> k, rv |-> r])
-    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
-
-(* etcd compaction: older resourceVersions answer 410 Gone.                *)
-Compact ==
-    /\ compacted < Len(history)
-    /\ compacted' = Len(history)
-    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied,
-                   procVars>>
+(* The API server and the reflector's watch connection: InformerCommon's. *)
+Write(k) == ServerWrite(k) /\ UNCHANGED ownVars
+Compact == ServerCompact /\ UNCHANGED ownVars
+WatchDrop == ReflectorDrop /\ UNCHANGED ownVars
+Connect == ReflectorConnect /\ UNCHANGED ownVars
 
 -----------------------------------------------------------------------------
 (* The reflector.  List: the server's objects, in any order, into          *)
 (* DeltaFIFO.Replace; then it asks for a watch from the list's             *)
 (* resourceVersion ("connect": the request is in flight, so a compaction   *)
 (* can still make it fail).                                                *)
-ServerObjs == {DF!Obj(k, server[k]) : k \in {x \in Keys : server[x] # 0}}
+ServerObjs == {DF!Obj(k, server[k]) : k \in ServerKeys}
 
 (* DeltaFIFO.Pop holds the FIFO lock while processDeltas runs, so the      *)
 (* reflector's writes to the FIFO wait until the popped key is processed.  *)
@@ -103,31 +74,18 @@ List ==
     /\ lastSyncRV' = Len(history)
     /\ UNCHANGED <<serverVars, store, handlerVars, applied, procVars>>
 
-(* The watch delivers the next event, in order, never invented.            *)
+(* The watch delivers the next event into the FIFO.                        *)
 WatchEvent ==
     /\ reflector = "watch"
     /\ FifoUnlocked
     /\ lastSyncRV < Len(history)
-    /\ LET e == history[lastSyncRV + 1]
+    /\ LET e == NextEvent
            o == DF!Obj(e.key, e.rv)
        IN /\ CASE e.type = "ADDED" -> DF!Add(o)
                [] e.type = "MODIFIED" -> DF!Update(o)
                [] e.type = "DELETED" -> DF!Delete(o)
           /\ lastSyncRV' = e.rv
     /\ UNCHANGED <<serverVars, reflector, handlerVars, applied, procVars>>
-
-WatchDrop ==
-    /\ reflector = "watch"
-    /\ reflector' = "connect"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
-
-(* The watch request from the last synced rv is answered: the watch is    *)
-(* open, or 410 Gone if that rv was compacted away (then, after a backoff, *)
-(* relist).  A dropped watch asks again from the same rv.                  *)
-Connect ==
-    /\ reflector = "connect"
-    /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
 
 -----------------------------------------------------------------------------
 (* processDeltas, in three kinds of step.  Pop: the head key's deltas are *)
@@ -170,26 +128,12 @@ Distribute ==
     /\ outbox' = <<>>
     /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, view, lastRV, applied, popped>>
 
-(* The handler, asynchronously, one notification at a time, in order.      *)
-Handle ==
-    /\ notifications # <<>>
-    /\ LET n == Head(notifications) IN
-        /\ view' = [view EXCEPT ![n.key] = IF n.type = "delete" THEN 0 ELSE n.rv]
-        /\ lastRV' = [lastRV EXCEPT ![n.key] = n.rv]
-    /\ notifications' = Tail(notifications)
-    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied, procVars>>
+(* The handler: InformerCommon's.                                         *)
+Handle == HandlerStep /\ UNCHANGED ownVars
 
 Init ==
-    /\ server = [k \in Keys |-> 0]
-    /\ history = <<>>
-    /\ compacted = 0
-    /\ reflector = "list"
-    /\ lastSyncRV = 0
+    /\ CommonInit
     /\ DF!Init
-    /\ notifications = <<>>
-    /\ view = [k \in Keys |-> 0]
-    /\ lastRV = [k \in Keys |-> 0]
-    /\ applied = {}
     /\ popped = <<>>
     /\ outbox = <<>>
 
@@ -206,30 +150,14 @@ Fairness ==
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* INF-1: a notification reaches the listener only after the store         *)
-(* reflects it.  `applied` grows in StoreWrite, the listener's buffer in       *)
-(* Distribute: a distribution that does not wait for its write breaks it   *)
-(* (MCInformerHandlerFirst).                                               *)
-StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
-
-(* INF-2: per key, the handler sees resourceVersions in order.            *)
-PerKeyRVOrder ==
-    \A i \in DOMAIN notifications :
-        /\ notifications[i].rv >= lastRV[notifications[i].key]
-        /\ \A j \in (i + 1)..Len(notifications) :
-             notifications[j].key = notifications[i].key => notifications[i].rv <= notifications[j].rv
-
-(* The store never holds a version the server never had for that key.     *)
-StoreFromServer ==
-    \A k \in Keys : store[k] # 0 =>
-        \E i \in DOMAIN history : history[i].key = k /\ history[i].rv = store[k]
-
-(* INF-3: once the server stops changing, the store and the               *)
-(* handler's view equal the server: no ghost, no lost object.              *)
-Converges == <>[](store = server /\ view = server /\ notifications = <<>>)
-
-(* INF-3, no lost delete: an object gone from the server is eventually    *)
-(* gone from the handler's view (unless it is created again).            *)
-NoLostDelete ==
-    \A k \in Keys : (server[k] = 0 /\ view[k] # 0) ~> (view[k] = 0 \/ server[k] # 0)
+(* The properties are InformerCommon's: StoreBeforeHandler (INF-1; `applied` *)
+(* grows in StoreWrite, the listener's buffer in Distribute),              *)
+(* PerKeyRVOrder (INF-2), StoreFromServer, Converges and NoLostDelete      *)
+(* (INF-3).  TypeOK adds the DeltaFIFO's types and processDeltas' buffers. *)
+TypeOK ==
+    /\ CommonTypeOK
+    /\ DF!TypeOK
+    /\ popped \in Seq(DF!Deltas)
+    /\ outbox \in Seq(Notes)
+    /\ Len(outbox) <= 1
 =============================================================================

@@ -2,9 +2,11 @@
 (***************************************************************************)
 (* The informer of Informer.tla with the v1.36+ default FIFO: an atomic    *)
 (* RealFIFO (RealFIFO.tla with Atomic = TRUE, INSTANCEd) instead of the    *)
-(* DeltaFIFO.  Server, reflector and handler are as in Informer.tla; they  *)
-(* are copied, not INSTANCEd, because Informer.tla's actions name the      *)
-(* DeltaFIFO's variables.                                                  *)
+(* DeltaFIFO.  The server, the watch connection, the handler and the      *)
+(* properties are InformerCommon.tla's, shared with Informer.tla           *)
+(* (EXTENDed); this module adds the RealFIFO, the reflector's List and     *)
+(* WatchEvent into it, and processDeltas (Take, ApplyEntry, Distribute,    *)
+(* Finish).                                                                *)
 (*                                                                         *)
 (* A relist appends one ReplacedAll(list) entry; watch events append       *)
 (* Added / Updated / Deleted entries.  Entries are taken in order, the     *)
@@ -20,76 +22,50 @@
 (* reaches the handler.                                                    *)
 (*                                                                         *)
 (* docs/02-inside-the-informers-queue.md (RealFIFO, ReplacedAll) and docs/ *)
-(* 03-the-cache-you-read-from.md; invariants RF-4, INF-1, INF-3.  Resync   *)
-(* (SyncAll), bookmarks and very short watches are not modelled, as in    *)
-(* Informer.tla.                                                           *)
+(* 03-the-cache-you-read-from.md; invariants RF-4, INF-1, INF-2, INF-3,   *)
+(* INF-8.  Resync (SyncAll), bookmarks and very short watches are not     *)
+(* modelled, as in Informer.tla.                                           *)
 (*                                                                         *)
 (* Refined by the Python informer with FifoMode.REAL_ATOMIC, unbatched     *)
 (* (one entry per Take): refimpl/tla/refine_informer.py, replayed over     *)
 (* this model's state graph by tests/test_spec_informer_replay.py.        *)
+(*                                                                         *)
+(* Models (spec/models.json): MCInformerAtomic, 2 keys and 3 writes, whose *)
+(* graph the code is replayed over; MCInformerAtomicLarge (3 keys, 3      *)
+(* writes) and MCInformerAtomicLonger (2 keys, 4 writes), checked once;   *)
+(* and one-action mutants (MCInformerAtomic<Mutation>.tla) that break     *)
+(* each invariant and property MCInformerAtomic.cfg checks, TypeOK         *)
+(* included.                                                               *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets
-
-CONSTANTS
-    Keys,
-    MaxRV       \* number of server writes
+EXTENDS InformerCommon
 
 VARIABLES
-    server,         \* [Keys -> 0..MaxRV]: rv of each live object, 0 = absent
-    history,        \* Seq([type, key, rv]): every write's watch event; rv = index
-    compacted,      \* events up to this rv can no longer be watched from
-    reflector,      \* "list" | "connect" (a watch request in flight) | "watch"
-    lastSyncRV,     \* the reflector's last synced resourceVersion; while it
-                    \* watches, also how far its watch has delivered (rv = index)
     log, processing, populated, initialPopulationCount, synced,   \* the RealFIFO
-    store,          \* the indexer: [Keys -> 0..MaxRV]
-    notifications,  \* Seq(notification): the listener's buffer
-    view,           \* [Keys -> 0..MaxRV]: what the handler believes
-    lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
-    applied,        \* set of notifications whose store update has happened (history)
     outbox,         \* Seq(note): written to the store, not yet distributed
     written         \* the taken entry's store write is done
 
-serverVars == <<server, history, compacted>>
-reflectorVars == <<reflector, lastSyncRV>>
 fifoVars == <<log, processing, populated, initialPopulationCount, synced>>
-handlerVars == <<notifications, view, lastRV>>
 procVars == <<outbox, written>>
-vars == <<serverVars, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
+(* This spec's own variables: a step of InformerCommon leaves them alone.  *)
+ownVars == <<fifoVars, procVars>>
+vars == <<commonVars, ownVars>>
 
 (* Relists are bounded (each 410 needs a write and a compaction), so the   *)
 (* log bound is never reached; it only keeps RealFIFO's producer guard.   *)
 RF == INSTANCE RealFIFO WITH RVs <- 1..MaxRV, MaxQueued <- MaxRV * 4 + 4, Atomic <- TRUE
 
-Note(t, k, r) == [type |-> t, key |-> k, rv |-> r]
-
 -----------------------------------------------------------------------------
-(* The API server (as in Informer.tla).                                    *)
-Write(k) ==
-    /\ Len(history) < MaxRV
-    /\ LET r == Len(history) + 1 IN
-        \/ /\ server[k] = 0
-           /\ server' = [server EXCEPT ![k] = r]
-           /\ history' = Append(history, [type |-> "ADDED", key |-> k, rv |-> r])
-        \/ /\ server[k] # 0
-           /\ server' = [server EXCEPT ![k] = r]
-           /\ history' = Append(history, [type |-> "MODIFIED", key |-> k, rv |-> r])
-        \/ /\ server[k] # 0
-           /\ server' = [server EXCEPT ![k] = 0]
-           /\ history' = Append(history, [type |-> "DELETED", key |-> k, rv |-> r])
-    /\ UNCHANGED <<compacted, reflectorVars, fifoVars, store, handlerVars, applied, procVars>>
-
-Compact ==
-    /\ compacted < Len(history)
-    /\ compacted' = Len(history)
-    /\ UNCHANGED <<server, history, reflectorVars, fifoVars, store, handlerVars, applied,
-                   procVars>>
+(* The API server and the reflector's watch connection: InformerCommon's. *)
+Write(k) == ServerWrite(k) /\ UNCHANGED ownVars
+Compact == ServerCompact /\ UNCHANGED ownVars
+WatchDrop == ReflectorDrop /\ UNCHANGED ownVars
+Connect == ReflectorConnect /\ UNCHANGED ownVars
 
 -----------------------------------------------------------------------------
 (* The reflector.  List: the server's objects, in any order, appended as   *)
 (* one ReplacedAll entry; then it asks for a watch from the list's         *)
 (* resourceVersion ("connect": the request is in flight).                  *)
-ServerObjs == {RF!Obj(k, server[k]) : k \in {x \in Keys : server[x] # 0}}
+ServerObjs == {RF!Obj(k, server[k]) : k \in ServerKeys}
 
 List ==
     /\ reflector = "list"
@@ -101,7 +77,7 @@ List ==
 WatchEvent ==
     /\ reflector = "watch"
     /\ lastSyncRV < Len(history)
-    /\ LET e == history[lastSyncRV + 1]
+    /\ LET e == NextEvent
            o == RF!Obj(e.key, e.rv)
        IN /\ CASE e.type = "ADDED" -> RF!Add(o)
                [] e.type = "MODIFIED" -> RF!Update(o)
@@ -109,16 +85,6 @@ WatchEvent ==
           /\ lastSyncRV' = e.rv
     /\ UNCHANGED <<serverVars, reflector, initialPopulationCount, handlerVars, applied,
                    procVars>>
-
-WatchDrop ==
-    /\ reflector = "watch"
-    /\ reflector' = "connect"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
-
-Connect ==
-    /\ reflector = "connect"
-    /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
-    /\ UNCHANGED <<serverVars, lastSyncRV, fifoVars, store, handlerVars, applied, procVars>>
 
 -----------------------------------------------------------------------------
 (* processDeltas for one entry, against the store before the entry.        *)
@@ -174,25 +140,12 @@ Finish ==
     /\ UNCHANGED <<serverVars, reflectorVars, log, populated, store, handlerVars, applied,
                    outbox>>
 
-Handle ==
-    /\ notifications # <<>>
-    /\ LET n == Head(notifications) IN
-        /\ view' = [view EXCEPT ![n.key] = IF n.type = "delete" THEN 0 ELSE n.rv]
-        /\ lastRV' = [lastRV EXCEPT ![n.key] = n.rv]
-    /\ notifications' = Tail(notifications)
-    /\ UNCHANGED <<serverVars, reflectorVars, fifoVars, store, applied, procVars>>
+(* The handler: InformerCommon's.                                         *)
+Handle == HandlerStep /\ UNCHANGED ownVars
 
 Init ==
-    /\ server = [k \in Keys |-> 0]
-    /\ history = <<>>
-    /\ compacted = 0
-    /\ reflector = "list"
-    /\ lastSyncRV = 0
+    /\ CommonInit
     /\ RF!Init
-    /\ notifications = <<>>
-    /\ view = [k \in Keys |-> 0]
-    /\ lastRV = [k \in Keys |-> 0]
-    /\ applied = {}
     /\ outbox = <<>>
     /\ written = FALSE
 
@@ -210,31 +163,39 @@ Fairness ==
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* The properties of Informer.tla, restated over these variables.  INF-1:  *)
-(* `applied` grows in ApplyEntry, the listener's buffer in Distribute      *)
-(* (broken by MCInformerAtomicNotifyFirst).                                *)
-StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
-
-PerKeyRVOrder ==
-    \A i \in DOMAIN notifications :
-        /\ notifications[i].rv >= lastRV[notifications[i].key]
-        /\ \A j \in (i + 1)..Len(notifications) :
-             notifications[j].key = notifications[i].key => notifications[i].rv <= notifications[j].rv
-
-StoreFromServer ==
-    \A k \in Keys : store[k] # 0 =>
-        \E i \in DOMAIN history : history[i].key = k /\ history[i].rv = store[k]
-
-(* Atomic mode only: right after a ReplacedAll is processed the store      *)
-(* holds exactly the listed objects, before any handler hears of it.       *)
+(* The properties are InformerCommon's: StoreBeforeHandler (INF-1;         *)
+(* `applied` grows in ApplyEntry, the listener's buffer in Distribute;     *)
+(* broken by MCInformerAtomicNotifyFirst), PerKeyRVOrder (INF-2),          *)
+(* StoreFromServer, Converges (broken by MCInformerAtomicRewatchSkips) and *)
+(* NoLostDelete (INF-3; broken by MCInformerAtomicNoDeletions).            *)
+(*                                                                         *)
+(* RF-4, atomic mode only: from the store write of a ReplacedAll until the *)
+(* entry is finished, so whenever a handler hears of it, the store holds   *)
+(* exactly the listed objects, each at its listed rv.  Stated from the     *)
+(* list itself, not through RF!Applied, which ApplyEntry writes: a store   *)
+(* update that is not a whole replacement breaks it                        *)
+(* (MCInformerAtomicReplaceUpserts).                                       *)
 ReplacedAllWholeStore ==
-    [][ApplyEntry /\ processing[1].delta.type = "ReplacedAll" =>
-         store' = RF!Applied(processing[1].delta)]_vars
+    (processing # <<>> /\ written /\ processing[1].delta.type = "ReplacedAll") =>
+        LET l == processing[1].delta.obj IN
+        /\ \A i \in DOMAIN l : store[l[i].key] = l[i].rv
+        /\ \A k \in Keys : store[k] # 0 => \E i \in DOMAIN l : l[i].key = k
 
-(* INF-3 (Converges broken by MCInformerAtomicRewatchSkips, NoLostDelete   *)
-(* by MCInformerAtomicNoDeletions).                                        *)
-Converges == <>[](store = server /\ view = server /\ notifications = <<>>)
+(* The types: InformerCommon's, the RealFIFO's entries, processDeltas'     *)
+(* buffer.                                                                 *)
+Entries ==
+    [type : {"Added", "Updated", "Deleted"}, obj : RF!Objs]
+    \cup [type : {"ReplacedAll"}, obj : RF!Lists]
 
-NoLostDelete ==
-    \A k \in Keys : (server[k] = 0 /\ view[k] # 0) ~> (view[k] = 0 \/ server[k] # 0)
+TypeOK ==
+    /\ CommonTypeOK
+    /\ log \in Seq(Entries)
+    /\ processing \in Seq([delta : Entries, initial : BOOLEAN])
+    /\ Len(processing) <= 1
+    /\ populated \in BOOLEAN
+    /\ initialPopulationCount \in Nat
+    /\ synced \in BOOLEAN
+    /\ outbox \in Seq(Notes)
+    /\ written \in BOOLEAN
+    /\ written => processing # <<>>
 =============================================================================

@@ -148,3 +148,35 @@ def test_tour_output_fits_100_columns(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "…" not in out
+
+
+def test_spec_list_fits_100_columns_and_cuts_no_description(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from refimpl.cli import main
+    from refimpl.tla.manifest import default_spec_dir, load_manifest
+
+    assert main(["spec", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100, "\n".join(lines)
+    start = lines[0].index("about")
+    column = " ".join(line[start:].strip() for line in lines[2:])
+    for model in load_manifest(default_spec_dir()):
+        assert " ".join(model.about.split()) in column, model.about
+
+
+def test_a_table_row_of_the_wrong_length_is_refused() -> None:
+    from refimpl.textable import table
+
+    with pytest.raises(ValueError, match="2 cells for 3 headers"):
+        table(("a", "b", "c"), [("1", "2")])
+
+
+def test_a_table_never_splits_a_name() -> None:
+    from refimpl.textable import table
+
+    name = "InformerAtomicRewatchSkipsLonger"
+    text = "a description long enough to need more than one line " * 3
+    lines = table(("model", "about"), [(name, text)], width=60).splitlines()
+    assert max(len(line) for line in lines) <= 60
+    assert lines[2].startswith(name + "  ")

@@ -125,13 +125,18 @@ def missing_test(file: str, name: str) -> str | None:
 
 def tla_defines(module: str, operator: str) -> bool | None:
     """True/False if ``module`` exists (in spec/ or proofs/) and does/doesn't define
-    ``operator``; None if there is no such module."""
+    ``operator``, itself or through a module it EXTENDS (as ``Informer`` has the
+    properties of ``InformerCommon``); None if there is no such module."""
     for folder in ("spec", "proofs"):
         path = ROOT / folder / f"{module}.tla"
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             pattern = rf"^[ \t]*{re.escape(operator)}[ \t]*(\([^)]*\))?[ \t]*=="
-            return re.search(pattern, text, re.MULTILINE) is not None
+            if re.search(pattern, text, re.MULTILINE):
+                return True
+            extends = re.search(r"^EXTENDS\s+(\w+(?:\s*,\s*\w+)*)", text, re.MULTILINE)
+            names = re.split(r"\s*,\s*", extends.group(1)) if extends else []
+            return any(tla_defines(name, operator) for name in names)
     return None
 
 
@@ -291,6 +296,9 @@ def test_tla_lookup_can_fail() -> None:
     assert tla_defines("WorkQueue", "Get") is True  # an action with a parameter
     assert tla_defines("WorkQueue", "NoSuchOperator") is False
     assert tla_defines("NoSuchModule", "Anything") is None
+    # Through EXTENDS: Informer.tla has InformerCommon.tla's properties, not its own.
+    assert tla_defines("Informer", "Converges") is True
+    assert tla_defines("Informer", "NoSuchOperator") is False
 
 
 def test_id_pattern_ignores_lookalikes() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from refimpl.tla import cli
-from refimpl.tla.manifest import Model, check_outcome, load_manifest
+from refimpl.tla.manifest import Model, check_outcome, load_manifest, save_manifest
 from refimpl.tla.output import Status, TlcResult
 from refimpl.tla.runner import (
     EXIT_NO_JAR,
@@ -89,6 +89,19 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for model in load_manifest(SPEC):
         assert model.name in out
+
+
+def test_models_not_by_default_run_only_when_named(tmp_path: Path) -> None:
+    small = Model("Small", "MCS.tla", "MCS.cfg", "pass")
+    large = Model("Large", "MCL.tla", "MCL.cfg", "pass", default=False)
+    assert cli.by_default([small, large]) == [small]
+    assert cli.select([small, large], ["Large"]) == [large]
+    save_manifest(tmp_path, [small, large])
+    text = (tmp_path / "models.json").read_text()
+    assert text.count('"default"') == 1 and '"default": false' in text
+    assert load_manifest(tmp_path) == [small, large]
+    with pytest.raises(ValueError, match="checked by default"):
+        Model("G", "MCG.tla", "MCG.cfg", "pass", graph="graphs/G.json.gz", default=False)
 
 
 def _result(status: Status, violated: str | None = None, states: int = 10) -> TlcResult:

@@ -1,11 +1,12 @@
 """``refimpl spec``: check the TLA+ models and regenerate their state graphs.
 
 ``refimpl spec list`` shows the manifest; ``replay [MODEL...]`` replays the code over
-the committed state graphs (no TLC needed); ``check [MODEL...]`` runs TLC on each model
-and prints a table (exit 1 when any outcome is unexpected; an expected-failure model
-passes only when TLC finds its violation); ``export [MODEL...]`` rewrites
-spec/graphs/<Model>.json.gz from TLC's state-graph dump. Needs ``TLA2TOOLS_JAR`` and
-java (exit 3 / 4 when missing).
+the committed state graphs (no TLC needed); ``trace`` checks a simulator trace against
+a spec with TLC (refimpl/tla/trace.py); ``check [MODEL...]`` runs TLC on each model
+(none named: every model not marked ``"default": false``) and prints a table (exit 1
+when any outcome is unexpected; an expected-failure model passes only when TLC finds
+its violation); ``export [MODEL...]`` rewrites spec/graphs/<Model>.json.gz from TLC's
+state-graph dump. Needs ``TLA2TOOLS_JAR`` and java (exit 3 / 4 when missing).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from refimpl.textable import table
+from refimpl.tla import trace as trace_module
 from refimpl.tla.graph import load_graph, parse_dot, spec_files, spec_hash, write_graph
 from refimpl.tla.manifest import (
     Model,
@@ -33,7 +36,7 @@ from refimpl.tla.mappings import mapping_for
 from refimpl.tla.replay import replay
 from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, refused, run_tlc
 
-__all__ = ["check", "export", "register", "select"]
+__all__ = ["by_default", "check", "export", "register", "select"]
 
 
 def register(subparsers: Any) -> None:
@@ -71,7 +74,12 @@ def register(subparsers: Any) -> None:
     p_check = sub.add_parser(
         "check", parents=[common, tlc], help="run TLC on models and compare with the manifest"
     )
-    p_check.add_argument("models", nargs="*", metavar="MODEL", help="default: all")
+    p_check.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help='default: every model but those marked "default": false (larger ones)',
+    )
     p_check.add_argument(
         "--record",
         action="store_true",
@@ -99,6 +107,23 @@ def register(subparsers: Any) -> None:
         "--show", type=int, default=5, metavar="N", help="mismatches to print per model (default 5)"
     )
     p_replay.set_defaults(func=_missing_files_exit_2(_run_replay))
+    p_trace = sub.add_parser(
+        "trace",
+        help="check a simulator trace (a file or a fresh run) against a spec with TLC",
+        description=(
+            "Trace validation: map a simulator trace to a spec's variables, write it as a "
+            "TLA+ module (spec/trace/<Spec>Trace.tla) and have TLC decide whether some "
+            "behaviour of the spec passes through every line. Exit 0 accepted, 1 "
+            "rejected (the first line no behaviour reaches is printed), 2 a trace that "
+            "does not map, 3 / 4 no jar / no java."
+        ),
+    )
+    trace_module.add_arguments(p_trace)
+    p_trace.set_defaults(func=functools.partial(_run_trace, p_trace))
+
+
+def _run_trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    return trace_module.run_command(args, parser)
 
 
 def select(models: list[Model], names: list[str]) -> list[Model]:
@@ -110,6 +135,11 @@ def select(models: list[Model], names: list[str]) -> list[Model]:
     if unknown:
         raise ValueError(f"no model {', '.join(unknown)} (models: {', '.join(by_name) or 'none'})")
     return [by_name[n] for n in names]
+
+
+def by_default(models: list[Model]) -> list[Model]:
+    """The models ``refimpl spec check`` runs when none is named."""
+    return [m for m in models if m.default]
 
 
 def check(spec_dir: Path, model: Model, workers: str = "1") -> tuple[TlcRun, list[str]]:
@@ -153,15 +183,6 @@ def export(
     return run, len(graph.states), len(graph.edges)
 
 
-def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-    return "\n".join(lines)
-
-
 def _expected(model: Model) -> str:
     return "pass" if model.expect == "pass" else f"violates {model.property}"
 
@@ -195,17 +216,23 @@ def _require_tlc() -> None:
 def _run_list(args: argparse.Namespace) -> int:
     _, models = _models(args)
     rows = [
-        (m.name, _expected(m), str(m.distinct_states or "?"), str(m.depth or "?"), m.about)
+        (
+            m.name,
+            _expected(m) + ("" if m.default else " (only when named)"),
+            str(m.distinct_states or "?"),
+            str(m.depth or "?"),
+            m.about,
+        )
         for m in models
     ]
-    print(_table(("model", "expected", "states", "depth", "about"), rows))
+    print(table(("model", "expected", "states", "depth", "about"), rows))
     return 0
 
 
 def _run_check(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
     try:
-        chosen = select(models, list(args.models))
+        chosen = select(models, list(args.models)) if args.models else by_default(models)
         if args.record and args.workers.strip() != "1":
             raise ValueError("--record needs --workers 1 (with more, TLC's depth varies)")
         _require_tlc()
@@ -242,7 +269,7 @@ def _run_check(args: argparse.Namespace) -> int:
                 seconds=round(run.wall_seconds, 1),
             )
     headers = ("model", "expected", "TLC says", "states", "depth", "time", "ok")
-    print(_table(headers, rows))
+    print(table(headers, rows))
     if args.record:
         save_manifest(spec_dir, [recorded[m.name] for m in models])
     print(f"\n{len(rows) - failed}/{len(rows)} models as expected")
@@ -265,6 +292,7 @@ def _run_replay(args: argparse.Namespace) -> int:
         print(f"refimpl spec: {exc}", file=sys.stderr)
         return 2
     rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
     failed = 0
     for model in chosen:
         assert model.graph is not None
@@ -280,7 +308,8 @@ def _run_replay(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         verdict = "OK" if report.ok and not stale else "FAIL"
         if stale:
-            verdict += f" (stale graph: run 'refimpl spec export {model.name}')"
+            verdict += " (stale graph)"
+            notes.append(f"{model.name}: stale graph: run 'refimpl spec export {model.name}'")
         failed += verdict != "OK"
         rows.append(
             (
@@ -297,7 +326,9 @@ def _run_replay(args: argparse.Namespace) -> int:
         for line in report.mismatches[: args.show]:
             print(f"  {line}", file=sys.stderr)
     headers = ("model", "states", "edges", "code stutters", "mismatches", "time", "ok")
-    print(_table(headers, rows))
+    print(table(headers, rows))
+    for note in notes:
+        print(note)
     print(f"\n{len(rows) - failed}/{len(rows)} graphs replayed without a mismatch")
     return 1 if failed else 0
 

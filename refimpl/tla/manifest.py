@@ -4,7 +4,8 @@ Owns the file's format. Each entry names an MC module and its cfg, the expected 
 (``"pass"``, or ``"violation"`` plus the property TLC must report), the figures of the
 last real run with one TLC worker (distinct states, depth, seconds) and, for small
 models, the committed state graph. A violation model is an expected failure: it passes
-only when TLC finds that violation.
+only when TLC finds that violation. A model with ``"default": false`` (a larger one,
+checked once to show how far the small ones generalize) is run only when named.
 """
 
 from __future__ import annotations
@@ -46,12 +47,17 @@ class Model:
     depth: int | None = None
     seconds: float | None = None
     graph: str | None = None
+    #: Checked by ``refimpl spec check`` with no model named (and ``pytest -m tlc``);
+    #: False for a larger model that is run only when named.
+    default: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.expect not in ("pass", "violation"):
             raise ValueError(f"model {self.name}: expect must be 'pass' or 'violation'")
         if self.expect == "violation" and not self.property:
             raise ValueError(f"model {self.name}: a violation model must name its property")
+        if self.graph and not self.default:
+            raise ValueError(f"model {self.name}: a model with a graph must be checked by default")
 
 
 def packaged_spec_dir() -> Path | None:
@@ -101,7 +107,13 @@ def save_manifest(spec_dir: Path, models: Sequence[Model]) -> None:
     entries: list[dict[str, Any]] = []
     for model in models:
         entry = attrs.asdict(model)
-        entries.append({k: v for k, v in entry.items() if v is not None and v != ""})
+        entries.append(
+            {
+                k: v
+                for k, v in entry.items()
+                if v is not None and v != "" and not (k == "default" and v is True)
+            }
+        )
     text = json.dumps({"models": entries}, indent=2) + "\n"
     (spec_dir / MANIFEST).write_text(text)
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from refimpl.textable import WIDTH, table
 from refimpl.tour import Chapter, Claim, chapters
 
 
@@ -54,39 +55,19 @@ def _select(wanted: list[str]) -> list[Chapter]:
     return [by_number[w] for w in normalized]
 
 
-#: The widest line the tour prints: a table fits a 100-column terminal.
-WIDTH = 100
 #: The widest a measured/expected column grows before its values wrap.
 VALUE_WIDTH = 24
 
 
 def _table(rows: list[Claim], width: int = WIDTH) -> str:
-    """The claims as a table at most ``width`` columns wide. A value too long for its
-    column wraps onto more lines of the same row -- it is never cut: a reader compares
-    the measured value with the docs character for character."""
-    headers = ("claim", "measured", "expected", "ok")
+    """The claims as a table at most ``width`` columns wide; long values wrap, never cut."""
     cells = [(r.text, r.measured, r.expected, "OK" if r.ok else "FAIL") for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    widths[1] = min(widths[1], VALUE_WIDTH)
-    widths[2] = min(widths[2], VALUE_WIDTH)
-    gaps = 2 * (len(headers) - 1)
-    widths[0] = max(20, min(widths[0], width - gaps - sum(widths[1:])))
-
-    def line(values: tuple[str, ...]) -> list[str]:
-        wrapped = [
-            textwrap.wrap(v, w, break_long_words=True, break_on_hyphens=False) or [""]
-            for v, w in zip(values, widths, strict=True)
-        ]
-        height = max(len(c) for c in wrapped)
-        return [
-            "  ".join(
-                (c[i] if i < len(c) else "").ljust(w) for c, w in zip(wrapped, widths, strict=True)
-            ).rstrip()
-            for i in range(height)
-        ]
-
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([*line(headers), sep, *(x for c in cells for x in line(c))])
+    return table(
+        ("claim", "measured", "expected", "ok"),
+        cells,
+        width=width,
+        caps={1: VALUE_WIDTH, 2: VALUE_WIDTH},
+    )
 
 
 def run(args: argparse.Namespace) -> int:

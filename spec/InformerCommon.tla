@@ -1,0 +1,162 @@
+---------------------------- MODULE InformerCommon ----------------------------
+(***************************************************************************)
+(* What the two informer specs share, stated once: the API server, the    *)
+(* reflector's watch connection (dropped, re-requested, answered or 410    *)
+(* Gone), the handler, the ghost `applied`, and the properties.  Informer.tla *)
+(* (DeltaFIFO) and InformerAtomic.tla (atomic RealFIFO) EXTEND this module *)
+(* and add their FIFO and processDeltas variables; each of their actions   *)
+(* built from one here conjoins UNCHANGED of those variables, so a step   *)
+(* of this module leaves them alone.  The reflector's List and WatchEvent  *)
+(* feed the FIFO, so they are in the two specs, over NextEvent and         *)
+(* ServerKeys from here.                                                   *)
+(*                                                                         *)
+(* An object is [key, rv]; a write bumps the server's resourceVersion,    *)
+(* which is the length of `history`.  At most MaxRV writes happen, so the *)
+(* server eventually stops changing: then the store and the handler's     *)
+(* view must converge to it, whatever watch drops and compactions did.    *)
+(* Faults (WatchDrop, Compact) have no fairness; the connection recovers  *)
+(* (strong fairness on watch delivery, in the two specs).                  *)
+(*                                                                         *)
+(* invariants INF-1, INF-2, INF-3, REF-1, REF-3 of docs/invariants.md.    *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets
+
+CONSTANTS
+    Keys,
+    MaxRV       \* number of server writes
+
+VARIABLES
+    server,         \* [Keys -> 0..MaxRV]: rv of each live object, 0 = absent
+    history,        \* Seq([type, key, rv]): every write's watch event; rv = index
+    compacted,      \* events up to this rv can no longer be watched from
+    reflector,      \* "list" | "connect" (a watch request in flight) | "watch"
+    lastSyncRV,     \* the reflector's last synced resourceVersion; while it
+                    \* watches, also how far its watch has delivered (rv = index)
+    store,          \* the indexer: [Keys -> 0..MaxRV]
+    notifications,  \* Seq(notification): the listener's buffer
+    view,           \* [Keys -> 0..MaxRV]: what the handler believes
+    lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
+    applied         \* set of notifications whose store update has happened (history)
+
+serverVars == <<server, history, compacted>>
+reflectorVars == <<reflector, lastSyncRV>>
+handlerVars == <<notifications, view, lastRV>>
+commonVars == <<serverVars, reflectorVars, store, handlerVars, applied>>
+
+Note(t, k, r) == [type |-> t, key |-> k, rv |-> r]
+
+-----------------------------------------------------------------------------
+(* The API server.                                                         *)
+ServerWrite(k) ==
+    /\ Len(history) < MaxRV
+    /\ LET r == Len(history) + 1 IN
+        \/ /\ server[k] = 0
+           /\ server' = [server EXCEPT ![k] = r]
+           /\ history' = Append(history, [type |-> "ADDED", key |-> k, rv |-> r])
+        \/ /\ server[k] # 0
+           /\ server' = [server EXCEPT ![k] = r]
+           /\ history' = Append(history, [type |-> "MODIFIED", key |-> k, rv |-> r])
+        \/ /\ server[k] # 0
+           /\ server' = [server EXCEPT ![k] = 0]
+           /\ history' = Append(history, [type |-> "DELETED", key |-> k, rv |-> r])
+    /\ UNCHANGED <<compacted, reflectorVars, store, handlerVars, applied>>
+
+(* etcd compaction: older resourceVersions answer 410 Gone.                *)
+ServerCompact ==
+    /\ compacted < Len(history)
+    /\ compacted' = Len(history)
+    /\ UNCHANGED <<server, history, reflectorVars, store, handlerVars, applied>>
+
+(* The keys a list returns, and the event a watch delivers next (in       *)
+(* order, never invented).                                                 *)
+ServerKeys == {k \in Keys : server[k] # 0}
+NextEvent == history[lastSyncRV + 1]
+
+-----------------------------------------------------------------------------
+(* The reflector's watch connection.  A watch drops; the request for a    *)
+(* new one from the last synced rv is then in flight ("connect") ...       *)
+ReflectorDrop ==
+    /\ reflector = "watch"
+    /\ reflector' = "connect"
+    /\ UNCHANGED <<serverVars, lastSyncRV, store, handlerVars, applied>>
+
+(* ... and answered: the watch is open, or 410 Gone if that rv was         *)
+(* compacted away (then, after a backoff, relist).                         *)
+ReflectorConnect ==
+    /\ reflector = "connect"
+    /\ reflector' = IF lastSyncRV < compacted THEN "list" ELSE "watch"
+    /\ UNCHANGED <<serverVars, lastSyncRV, store, handlerVars, applied>>
+
+-----------------------------------------------------------------------------
+(* The handler, asynchronously, one notification at a time, in order; it   *)
+(* keeps its own level view of the world (`view`).                         *)
+HandlerStep ==
+    /\ notifications # <<>>
+    /\ LET n == Head(notifications) IN
+        /\ view' = [view EXCEPT ![n.key] = IF n.type = "delete" THEN 0 ELSE n.rv]
+        /\ lastRV' = [lastRV EXCEPT ![n.key] = n.rv]
+    /\ notifications' = Tail(notifications)
+    /\ UNCHANGED <<serverVars, reflectorVars, store, applied>>
+
+CommonInit ==
+    /\ server = [k \in Keys |-> 0]
+    /\ history = <<>>
+    /\ compacted = 0
+    /\ reflector = "list"
+    /\ lastSyncRV = 0
+    /\ store = [k \in Keys |-> 0]
+    /\ notifications = <<>>
+    /\ view = [k \in Keys |-> 0]
+    /\ lastRV = [k \in Keys |-> 0]
+    /\ applied = {}
+
+-----------------------------------------------------------------------------
+(* The types of the shared variables (each spec's TypeOK adds its own).   *)
+(* Not types alone: rvs stay within 0..MaxRV, the watch never runs ahead  *)
+(* of the server, compaction never past it.                                *)
+RVOrZero == 0..MaxRV
+Notes == [type : {"add", "update", "delete"}, key : Keys, rv : RVOrZero]
+Events == [type : {"ADDED", "MODIFIED", "DELETED"}, key : Keys, rv : 1..MaxRV]
+
+CommonTypeOK ==
+    /\ server \in [Keys -> RVOrZero]
+    /\ history \in Seq(Events)
+    /\ Len(history) <= MaxRV
+    /\ compacted \in 0..Len(history)
+    /\ reflector \in {"list", "connect", "watch"}
+    /\ lastSyncRV \in 0..Len(history)
+    /\ store \in [Keys -> RVOrZero]
+    /\ notifications \in Seq(Notes)
+    /\ view \in [Keys -> RVOrZero]
+    /\ lastRV \in [Keys -> RVOrZero]
+    /\ applied \subseteq Notes
+
+-----------------------------------------------------------------------------
+(* INF-1: a notification reaches the listener only after the store         *)
+(* reflects it.  Each spec grows `applied` in its store-write step and the *)
+(* listener's buffer in its Distribute step: a distribution that does not  *)
+(* wait for its write breaks it (MCInformerHandlerFirst,                   *)
+(* MCInformerAtomicNotifyFirst).                                           *)
+StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
+
+(* INF-2: per key, the handler sees resourceVersions in order.            *)
+PerKeyRVOrder ==
+    \A i \in DOMAIN notifications :
+        /\ notifications[i].rv >= lastRV[notifications[i].key]
+        /\ \A j \in (i + 1)..Len(notifications) :
+             notifications[j].key = notifications[i].key => notifications[i].rv <= notifications[j].rv
+
+(* The store never holds a version the server never had for that key.     *)
+StoreFromServer ==
+    \A k \in Keys : store[k] # 0 =>
+        \E i \in DOMAIN history : history[i].key = k /\ history[i].rv = store[k]
+
+(* INF-3: once the server stops changing, the store and the               *)
+(* handler's view equal the server: no ghost, no lost object.              *)
+Converges == <>[](store = server /\ view = server /\ notifications = <<>>)
+
+(* INF-3, no lost delete: an object gone from the server is eventually    *)
+(* gone from the handler's view (unless it is created again).            *)
+NoLostDelete ==
+    \A k \in Keys : (server[k] = 0 /\ view[k] # 0) ~> (view[k] = 0 \/ server[k] # 0)
+=============================================================================
