@@ -30,29 +30,41 @@
 (* not here: the same faults over InformerAtomic.tla, 429s on a watch      *)
 (* request (a re-watch after a backoff), informer-level resync, watch-list. *)
 (*                                                                         *)
-(* Informer.tla's actions keep their meaning; each leaves the new          *)
-(* variables alone, except that a delivered event sets eventSeen, the end  *)
-(* of a watch clears eventSeen and a pending bookmark, and an event past a *)
-(* pending bookmark waits for it.  Informer.tla's own graphs are unchanged *)
-(* (this module adds, it does not edit).                                   *)
+(* Informer.tla is INSTANCEd (its actions keep their names in the graph),  *)
+(* and its actions keep their meaning; each leaves the new variables alone, *)
+(* except that a delivered event sets eventSeen, the end of a watch clears *)
+(* eventSeen and a pending bookmark, and an event past a pending bookmark  *)
+(* waits for it.  Informer.tla's own graphs are unchanged (this module     *)
+(* adds, it does not edit).                                                *)
 (*                                                                         *)
 (* Model: MCInformerFaults (spec/models.json); its graph is replayed over   *)
 (* the code by refimpl/tla/refine_informer.py (faults=True), in            *)
 (* tests/test_spec_informer_faults_replay.py.                              *)
 (***************************************************************************)
-EXTENDS Informer
+EXTENDS Naturals, Sequences
 
 CONSTANTS
+    Keys,
+    MaxRV,
     MaxFaults,      \* list failures, 410s on an open watch and very short
                     \* watches, together, in a behaviour
     MaxBookmarks    \* bookmarks the server sends
 
 VARIABLES
+    server, history, compacted, reflector, lastSyncRV, store,      \* Informer.tla's
+    notifications, view, lastRV, applied,
+    queue, items, populated, initialPopulationCount, synced, popped, outbox,
     bookmark,       \* <<>> or <<rv>>: a BOOKMARK in the open watch's stream
     eventSeen,      \* the open watch delivered an event (or a bookmark)
     faults,         \* how many faults so far
     bookmarks       \* how many bookmarks so far
 
+I == INSTANCE Informer
+
+serverVars == <<server, history, compacted>>
+handlerVars == <<notifications, view, lastRV>>
+ownVars == <<queue, items, populated, initialPopulationCount, synced, popped, outbox>>
+vars == <<serverVars, reflector, lastSyncRV, store, handlerVars, applied, ownVars>>
 faultVars == <<bookmark, eventSeen, faults, bookmarks>>
 budgetVars == <<faults, bookmarks>>
 allVars == <<vars, faultVars>>
@@ -62,21 +74,21 @@ WatchEnds == bookmark' = <<>> /\ eventSeen' = FALSE
 
 -----------------------------------------------------------------------------
 (* Informer.tla's actions.                                                 *)
-FWrite(k) == Write(k) /\ UNCHANGED faultVars
-FCompact == Compact /\ UNCHANGED faultVars
-FList == List /\ UNCHANGED faultVars
-FConnect == Connect /\ UNCHANGED faultVars
+Write(k) == I!Write(k) /\ UNCHANGED faultVars
+Compact == I!Compact /\ UNCHANGED faultVars
+List == I!List /\ UNCHANGED faultVars
+Connect == I!Connect /\ UNCHANGED faultVars
 (* Events up to a pending bookmark's rv come before it, the rest after.    *)
-FWatchEvent ==
-    /\ WatchEvent
+WatchEvent ==
+    /\ I!WatchEvent
     /\ IF bookmark = <<>> THEN TRUE ELSE lastSyncRV < bookmark[1]
     /\ eventSeen' = TRUE
     /\ UNCHANGED <<bookmark, budgetVars>>
-FWatchDrop == WatchDrop /\ WatchEnds /\ UNCHANGED budgetVars
-FPop == Pop /\ UNCHANGED faultVars
-FStoreWrite == StoreWrite /\ UNCHANGED faultVars
-FDistribute == Distribute /\ UNCHANGED faultVars
-FHandle == Handle /\ UNCHANGED faultVars
+WatchDrop == I!WatchDrop /\ WatchEnds /\ UNCHANGED budgetVars
+Pop == I!Pop /\ UNCHANGED faultVars
+StoreWrite == I!StoreWrite /\ UNCHANGED faultVars
+Distribute == I!Distribute /\ UNCHANGED faultVars
+Handle == I!Handle /\ UNCHANGED faultVars
 
 -----------------------------------------------------------------------------
 (* The faults.                                                             *)
@@ -121,30 +133,39 @@ WatchBookmark ==
     /\ UNCHANGED <<serverVars, reflector, store, handlerVars, applied, ownVars, budgetVars>>
 
 -----------------------------------------------------------------------------
-FInit ==
-    /\ Init
+Init ==
+    /\ I!Init
     /\ bookmark = <<>>
     /\ eventSeen = FALSE
     /\ faults = 0
     /\ bookmarks = 0
 
-FNext ==
-    \/ \E k \in Keys : FWrite(k)
-    \/ FCompact
-    \/ FList \/ FWatchEvent \/ FWatchDrop \/ FConnect
-    \/ FPop \/ FStoreWrite \/ FDistribute \/ FHandle
+Next ==
+    \/ \E k \in Keys : Write(k)
+    \/ Compact
+    \/ List \/ WatchEvent \/ WatchDrop \/ Connect
+    \/ Pop \/ StoreWrite \/ Distribute \/ Handle
     \/ ListFail \/ WatchExpired \/ WatchShort \/ BookmarkSend \/ WatchBookmark
 
 (* Informer.tla's fairness, and the reflector reads a bookmark it reached. *)
-FFairness ==
-    /\ WF_allVars(FList) /\ SF_allVars(FWatchEvent) /\ WF_allVars(FConnect)
-    /\ WF_allVars(FPop) /\ WF_allVars(FStoreWrite) /\ WF_allVars(FDistribute)
-    /\ WF_allVars(FHandle) /\ SF_allVars(WatchBookmark)
+Fairness ==
+    /\ WF_allVars(List) /\ SF_allVars(WatchEvent) /\ WF_allVars(Connect)
+    /\ WF_allVars(Pop) /\ WF_allVars(StoreWrite) /\ WF_allVars(Distribute)
+    /\ WF_allVars(Handle) /\ SF_allVars(WatchBookmark)
 
-FSpec == FInit /\ [][FNext]_allVars /\ FFairness
+Spec == Init /\ [][Next]_allVars /\ Fairness
 
-FTypeOK ==
-    /\ TypeOK
+-----------------------------------------------------------------------------
+(* Informer.tla's properties (InformerCommon.tla's), and its TypeOK with   *)
+(* the new variables.                                                      *)
+StoreBeforeHandler == I!StoreBeforeHandler
+PerKeyRVOrder == I!PerKeyRVOrder
+StoreFromServer == I!StoreFromServer
+Converges == I!Converges
+NoLostDelete == I!NoLostDelete
+
+TypeOK ==
+    /\ I!TypeOK
     /\ bookmark \in Seq(0..Len(history)) /\ Len(bookmark) <= 1
     /\ IF bookmark = <<>> THEN TRUE ELSE reflector = "watch" /\ lastSyncRV <= bookmark[1]
     /\ eventSeen \in BOOLEAN /\ (eventSeen => reflector = "watch")
