@@ -49,7 +49,7 @@ and the actions::
                    handed to the loop, which returns to its backoff sleep
     WatchEvent     hand the loop the watch's next event (FIFO add / update / delete)
     WatchDrop      the watch ends cleanly after > 1 s (a shorter, empty watch is an
-                   error in client-go, not modelled): the loop asks for a new watch
+                   error in client-go: WatchShort): the loop asks for a new watch
     Pop            fifo.pop_ready(): the key's deltas, handed to processing (DELTA)
     StoreWrite     process_deltas on the oldest popped delta, its handler call
                    recorded (DELTA)
@@ -59,6 +59,23 @@ and the actions::
                    (on_add / on_update / on_delete: the processor distributes it)
     Finish         InformerCore.finish_taken(1): finish, then the sync check (atomic)
     Handle         listener.dispatch_one()
+
+InformerFaults.tla (``max_faults`` set; DELTA only) adds the variables ``bookmark``
+(the BOOKMARK events in the open watch's stream), ``eventSeen`` (the open watch has
+delivered an event: the mapping's own flag, since the loop's count is local to its
+watch; a rebuilt watch with ``eventSeen`` is handed a bookmark while it is walked, so
+the loop's count is not zero), ``faults`` and ``bookmarks`` (counters of the model's
+bounds), and the actions::
+
+    ListFail       server.fail_next_lists(1), then resume the loop as for List: the
+                   list raises, the loop backs off ("list")
+    WatchExpired   hand the loop an ERROR 410 event on its open watch
+    WatchShort     the open watch ends before VERY_SHORT_WATCH: if the loop then backs
+                   off to relist (it saw no event); a loop that re-watches makes the
+                   WatchDrop move instead
+    BookmarkSend   server.send_bookmarks on the open watch (after the events in it)
+    WatchBookmark  hand the loop the BOOKMARK at the head of its watch's stream (not
+                   held back by the FIFO lock: it reaches no FIFO)
 
 process_next (DELTA) is Pop, then per delta StoreWrite + Distribute; process_taken
 (atomic) is ApplyEntry, Distribute per handler call, Finish. The code makes a handler
