@@ -282,10 +282,10 @@ def test_walks_are_pinned_and_rendered(tmp_path: Path) -> None:
     fake_peer(tmp_path, walks={"WorkQueue": "pass"})
     status, out = peers(tmp_path, models=("WorkQueue",))
     assert status == 0, out
-    assert "walk WorkQueue: pass, 992/992 edges ok" in out
+    assert "walk WorkQueue: pass, 1154/1154 edges ok" in out
     doc = (tmp_path / DOC).read_text(encoding="utf-8")
     assert "## Spec-driven coverage" in doc
-    assert "| fake | WorkQueue | pass | 992/992 (graph: 1266) | 218/318 | yes |" in doc
+    assert "| fake | WorkQueue | pass | 1154/1154 (graph: 1266) | 262/318 | yes |" in doc
 
 
 @pytest.mark.timeout(300)
@@ -293,7 +293,7 @@ def test_a_walk_that_differs_from_its_pin_fails(tmp_path: Path) -> None:
     fake_peer(tmp_path, walks={"WorkQueue": "deviation"})
     status, out = peers(tmp_path, models=("WorkQueue",))
     assert status == 1, out
-    assert "walk WorkQueue: pass, 992/992 edges MISMATCH (pinned: deviation)" in out
+    assert "walk WorkQueue: pass, 1154/1154 edges MISMATCH (pinned: deviation)" in out
 
 
 def test_a_walk_pin_for_an_unknown_model_is_refused(tmp_path: Path) -> None:

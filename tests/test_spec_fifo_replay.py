@@ -18,7 +18,7 @@ import pytest
 from test_conformance_broken import BROKEN_BUGS
 
 from refimpl.cache.delta_fifo import DeltaFIFOCore
-from refimpl.cache.deltas import Delta, DeltaType, tombstone
+from refimpl.cache.deltas import DeltaType
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.refine_fifo import DeltaFIFOMapping, RealFIFOMapping
@@ -74,60 +74,22 @@ def test_atomic_real_fifo_core_refines_spec(atomic_graph: StateGraph) -> None:
 # -- broken DeltaFIFO cores ----------------------------------------------------------
 
 
-class DeleteNeverSkipped(DeltaFIFOCore):
-    """Queues every delete, like RealFIFO (DeltaFIFO drops deletes of unknown keys)."""
+#: Queues every delete, like RealFIFO (DeltaFIFO drops deletes of unknown keys); the
+#: broken adapter delta-fifo-queues-unknown-delete.
+DeleteNeverSkipped = BROKEN_BUGS.DeltaFIFODeleteUnknownQueued
 
-    def delete(self, obj: object) -> None:
-        self.populated = True
-        self._check_synced()
-        self._queue_action(DeltaType.DELETED, obj)
+#: Resyncs keys that have queued deltas (a stale store copy after a newer event); the
+#: broken adapter resync-over-queued.
+ResyncOverQueued = BROKEN_BUGS.ResyncOverQueued
 
+#: Relist tombstones only from the store: a queued Added whose object vanished is never
+#: deleted (the ghost fixed by upstream PR #115620); the broken adapter
+#: replace-no-queued-tombstones.
+ReplaceBefore115620 = BROKEN_BUGS.ReplaceWithoutQueuedTombstones
 
-class ResyncOverQueued(DeltaFIFOCore):
-    """Resyncs keys that have queued deltas (a stale store copy after a newer event)."""
-
-    def resync(self) -> None:
-        assert self.known_objects is not None
-        for key in self.known_objects.list_keys():
-            obj, exists = self.known_objects.get_by_key(key)
-            if exists:
-                self._queue_action(DeltaType.SYNC, obj)
-
-
-class ReplaceBefore115620(DeltaFIFOCore):
-    """Relist tombstones only from the store: a queued Added whose object vanished is
-    never deleted (the ghost fixed by upstream PR #115620)."""
-
-    def replace(self, objects: Sequence[object], resource_version: str = "") -> None:
-        listed = set()
-        for obj in objects:
-            listed.add(self.key_of(obj))
-            self._queue_action(DeltaType.REPLACED, obj, internal=DeltaType.REPLACED)
-        assert self.known_objects is not None
-        deletions = 0
-        for key in self.known_objects.list_keys():
-            if key not in listed:
-                stored, _ = self.known_objects.get_by_key(key)
-                deletions += 1
-                self._queue_action(DeltaType.DELETED, tombstone(key, stored))
-        if not self.populated:
-            self.populated = True
-            self.initial_population_count = len(listed) + deletions
-            self._check_synced()
-
-
-class DedupKeepsNewer(DeltaFIFOCore):
-    """Collapses a Deleted pair keeping the newer delta even over a real final state."""
-
-    def _queue_action(
-        self, emitted: DeltaType, obj: object, internal: DeltaType | None = None
-    ) -> None:
-        key = self.key_of(obj)
-        deltas = self.items.get(key)
-        if deltas and deltas[-1].type is DeltaType.DELETED and emitted is DeltaType.DELETED:
-            deltas[-1] = Delta(emitted, obj)
-            return
-        super()._queue_action(emitted, obj, internal)
+#: Collapses a Deleted pair keeping the newer delta, even a tombstone over a real final
+#: state; the broken adapter dedup-deletes-keeps-newer.
+DedupKeepsNewer = BROKEN_BUGS.DedupKeepsNewer
 
 
 @pytest.mark.parametrize(

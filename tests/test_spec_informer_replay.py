@@ -18,10 +18,11 @@ from pathlib import Path
 
 import attrs
 import pytest
+from test_conformance_broken import BROKEN_BUGS
 
 from refimpl.cache.informer_core import FifoMode, InformerCore
 from refimpl.cache.real_fifo import RealFIFOCore
-from refimpl.cache.reflector import NextStep, ReflectorCore
+from refimpl.cache.reflector import ReflectorCore
 from refimpl.meta import ListOptions, meta_namespace_key_func
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import load_manifest
@@ -93,13 +94,9 @@ def test_informer_refines_spec(model: tuple[FifoMode, StateGraph]) -> None:
 # -- broken parts ----------------------------------------------------------------------
 
 
-class RewatchOnGone(ReflectorCore):
-    """Treats 410 Gone on a watch like a clean close: watches again from the same
-    compacted rv instead of relisting."""
-
-    def after_watch(self, err: BaseException | None, now: float) -> NextStep:
-        step = super().after_watch(err, now)
-        return NextStep.REWATCH if step is NextStep.RELIST else step
+#: Treats 410 Gone on a watch like a clean close: watches again from the same compacted
+#: rv instead of relisting (the broken adapter informer-rewatch-after-410).
+RewatchOnGone = BROKEN_BUGS.RewatchAfterExpired
 
 
 class WatchesFromZero(ReflectorCore):
@@ -110,13 +107,9 @@ class WatchesFromZero(ReflectorCore):
         return attrs.evolve(super().watch_options(timeout_seconds), resource_version="0")
 
 
-class NeverRecordsWatchRV(ReflectorCore):
-    """Forgets to move the last synced rv along with watch events."""
-
-    def observe_watch_rv(
-        self, resource_version: str, saw_non_added: bool, propagate_from_start: bool
-    ) -> bool:
-        return False
+#: Forgets to move the last synced rv along with watch events (the broken adapter
+#: informer-rewatch-from-list-rv).
+NeverRecordsWatchRV = BROKEN_BUGS.RewatchFromListRV
 
 
 class NonAtomicFifoInformer(InformerCore):

@@ -1,4 +1,5 @@
-"""Trace validation (refimpl/tla/trace.py): simulator traces checked by TLC.
+"""Trace validation (refimpl/tla/trace.py and its per-spec modules): simulator traces
+checked by TLC.
 
 Without a jar: the mapping of trace lines to spec variables, the generated module text
 for small hand-made traces, that the generated text reads back to the mapped states,
@@ -29,11 +30,13 @@ from refimpl.cache import reflector as reflector_module
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import DeltaType
 from refimpl.cache.reflector import ReflectorCore
+from refimpl.cli import main as refimpl_main
 from refimpl.meta import ListOptions
 from refimpl.sim import get_scenario
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator
 from refimpl.tla import trace as tr
+from refimpl.tla import trace_fifo
 from refimpl.tla.runner import (
     EXIT_NO_JAR,
     JAR_ENV,
@@ -381,7 +384,7 @@ def test_a_relist_order_puts_newly_queued_keys_first() -> None:
         False,
     )
     after = tr.map_trace([FIFO_TRACE[0], after_line], "DeltaFIFO").lines[1].state
-    listed, order = tr._fifo_hints(before, after)
+    listed, order = trace_fifo._fifo_hints(before, after)
     assert listed == (_obj("c", 8), _obj("b", 7))
     assert order == ("z",)
 
@@ -419,8 +422,11 @@ def test_a_relist_order_puts_newly_queued_keys_first() -> None:
             "WorkQueue",
             "the number of workers changes",
         ),
-        ([{**WQ_TRACE[0], "queue": [1]}], "WorkQueue", "expected a string key"),
+        # The trace schema (refimpl/sim/trace_schema.py) checks each field's shape.
+        ([{**WQ_TRACE[0], "queue": [1]}], "WorkQueue", r"queue\[0\]: expected a string, got 1"),
         ([{**WQ_TRACE[0], "drainer": "gone"}], "WorkQueue", "drainer"),
+        ([{**WQ_TRACE[0], "workers": [["a"]]}], "WorkQueue", r"workers\[0\]: expected a list of 2"),
+        ([{"spec": {"history": []}}], "Informer", "spec: missing lastRV, listener, phase, view"),
         (
             [{"step": 3, "fifo": [["Added", "a", 1]], "store": {}, "synced": False}],
             "DeltaFIFO",
@@ -920,7 +926,10 @@ def test_spec_fields_change_no_run(scenario: str, fifo: str) -> None:
     plain = spec_run(3, fifo, 150, scenario, spec_trace=False)
     fields = spec_run(3, fifo, 150, scenario, spec_trace=True)
     assert all("spec" in line for line in fields)
-    assert [{k: v for k, v in line.items() if k != "spec"} for line in fields] == plain
+    # The code steps inside a simulator step are lines of their own ("sub") only here.
+    assert not any("sub" in line for line in plain)
+    steps = [line for line in fields if "sub" not in line]
+    assert [{k: v for k, v in line.items() if k != "spec"} for line in steps] == plain
     if scenario != "informer-spec":
         assert not any("spec" in line for line in spec_run(3, fifo, 30, scenario))
 
@@ -1028,10 +1037,15 @@ def test_informer_traces_that_cannot_be_mapped() -> None:
     with pytest.raises(ValueError, match=r"trace line 1 \(step 1\): no spec fields.*spec_trace"):
         tr.map_trace(simulate("informer", 1, 20, "delta"), "Informer")
     delta = spec_run(1, "delta", 30)
-    with pytest.raises(ValueError, match=r"not a RealFIFO log entry.*InformerAtomic\.tla --fifo"):
+    with pytest.raises(ValueError, match=r"code step 'popped' is not one InformerAtomic.*--fifo"):
         tr.map_trace(delta, "InformerAtomic")
+    with pytest.raises(ValueError, match=r"not a RealFIFO log entry.*InformerAtomic\.tla --fifo"):
+        tr.map_trace([line for line in delta if "sub" not in line], "InformerAtomic")
+    atomic = spec_run(1, "real-atomic", 30)
+    with pytest.raises(ValueError, match=r"code step 'taken' is not one Informer\.tla.*delta"):
+        tr.map_trace(atomic, "Informer")
     with pytest.raises(ValueError, match=r"RealFIFO log.*Informer\.tla needs --fifo delta"):
-        tr.map_trace(spec_run(1, "real-atomic", 30), "Informer")
+        tr.map_trace([line for line in atomic if "sub" not in line], "Informer")
     with pytest.raises(ValueError, match=r"per-object relist entries.*--fifo real-atomic"):
         tr.map_trace(spec_run(1, "real", 30), "InformerAtomic")
 
@@ -1044,7 +1058,7 @@ def test_informer_traces_that_cannot_be_mapped() -> None:
     def rewrite(line: dict[str, Any]) -> None:
         line["spec"]["history"][0][0] = "MODIFIED"
 
-    with pytest.raises(ValueError, match=r"line 5 \(step 5\): spec.history does not extend"):
+    with pytest.raises(ValueError, match=r"line 5 \(step 4\): spec.history does not extend"):
         tr.map_trace(_edit(delta, 5, rewrite), "Informer")
 
     def rv_one(line: dict[str, Any]) -> None:
@@ -1063,6 +1077,17 @@ def test_only_informer_spec_like_scenarios_are_simulated_for_the_informer_specs(
         assert what in problems, problems
     assert tr.main(["--spec", "Informer", "--sim", "informer", "--steps", "10"]) == 2
     assert "Use --sim informer-spec" in capsys.readouterr().err
+    # The same through `refimpl spec trace`.
+    argv = ["spec", "trace", "--spec", "Informer", "--sim", "informer", "--steps", "10"]
+    assert refimpl_main(argv) == 2
+    assert "Use --sim informer-spec" in capsys.readouterr().err
+
+
+def test_refimpl_spec_trace_wants_a_file_or_a_run(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        refimpl_main(["spec", "trace", "--spec", "Informer"])
+    assert exit_info.value.code == 2
+    assert "give a trace file or --sim SCENARIO" in capsys.readouterr().err
 
 
 @tlc
@@ -1074,40 +1099,19 @@ def test_informer_simulator_traces_are_behaviours(spec: str, fifo: str, seed: in
     result = tr.validate(lines, spec)
     print(result.summary())
     assert result.ok, f"seed {seed}: " + result.summary()
-    assert result.steps_checked == result.lines == len(lines)
-
-
-@tlc
-@pytest.mark.parametrize(("spec", "fifo"), INFORMER_MODES)
-def test_a_handler_notified_before_the_store_is_rejected(spec: str, fifo: str) -> None:
-    """The first pop that notifies h0 is rewritten to keep the store of the line before:
-    the notification is queued while the store does not show it yet."""
-    lines = spec_run(1, fifo)
-    n = 1 + _index_of_first(
-        list(itertools.pairwise(lines)),
-        lambda p: (
-            p[1]["action"] == "pop"
-            and p[1]["store"] != p[0]["store"]
-            and len(p[1]["pending"]["h0"]) > len(p[0]["pending"]["h0"])
-        ),
-        "where a pop changes the store and notifies h0",
-    )
-
-    def keep_store(line: dict[str, Any]) -> None:
-        line["store"] = lines[n - 2]["store"]
-
-    result = tr.validate(_edit(lines, n, keep_store), spec)
-    assert result.failed is not None and result.failed.index == n, result.summary()
-    assert result.failed.action == "pop" and result.steps_checked == n - 1
-    changed = result.failed.changed()
-    assert "notifications" in changed and "store" not in changed
+    checked = tr.checked_lines(lines, spec)
+    assert result.steps_checked == result.lines == len(checked)
+    # Every code step of processing was a line of its own, but those of RealFIFO
+    # batches (several entries in one store transaction): checked whole.
+    subs = [line for line in checked if "sub" in line]
+    assert {line["sub"] for line in subs} == set(tr.SUB_STEPS[spec]), seed
 
 
 @tlc
 @pytest.mark.parametrize(("spec", "fifo"), INFORMER_MODES)
 def test_a_delete_that_never_reaches_the_handlers_view_is_rejected(spec: str, fifo: str) -> None:
     """h0 handles a delete of a key it holds, but its view keeps the key."""
-    lines = spec_run(1, fifo)
+    lines: list[dict[str, Any]] = json.loads(json.dumps(tr.checked_lines(spec_run(1, fifo), spec)))
 
     def handles_a_delete(p: tuple[dict[str, Any], dict[str, Any]]) -> bool:
         before, after = p[0]["pending"]["h0"], p[1]["pending"]["h0"]
@@ -1151,7 +1155,7 @@ def test_a_skipped_watch_event_is_caught(
         update(self, obj)
 
     monkeypatch.setattr(sim_informer._FifoWriter, "update", drop_first)
-    lines = spec_run(1, fifo)
+    lines: list[dict[str, Any]] = json.loads(json.dumps(tr.checked_lines(spec_run(1, fifo), spec)))
     monkeypatch.undo()
     n = _index_of_first(
         lines, lambda d: d["reflector"]["lastSyncRV"] == str(skipped[0]), "reading the event"
@@ -1191,7 +1195,7 @@ def test_a_watch_from_the_last_list_rv_is_caught(monkeypatch: pytest.MonkeyPatch
 @tlc
 def test_informer_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--spec", "InformerAtomic", "--sim", "informer-spec", "--seed", "2", "--steps", "100"]
-    assert tr.main(argv) == 0
+    assert refimpl_main(["spec", "trace", *argv]) == 0
     out = capsys.readouterr().out
     assert out.startswith("InformerAtomic: trace of") and "is a behaviour of the spec" in out
 

@@ -315,6 +315,22 @@ class DedupMergesEverything(DeltaFIFOCore):
         super()._queue_action(emitted, obj, internal)
 
 
+class DedupKeepsNewer(DeltaFIFOCore):
+    """Collapses two consecutive Deleted deltas keeping the newer one (delta_fifo.go
+    isDeletionDup keeps the older unless the older is a tombstone: a watch delete's
+    real final state beats a relist's tombstone)."""
+
+    def _queue_action(
+        self, emitted: DeltaType, obj: object, internal: DeltaType | None = None
+    ) -> None:
+        key = self.key_of(obj)
+        deltas = self.items.get(key)
+        if deltas and deltas[-1].type is DeltaType.DELETED and emitted is DeltaType.DELETED:
+            deltas[-1] = Delta(emitted, obj)
+            return
+        super()._queue_action(emitted, obj, internal)
+
+
 class DeltaFIFODeleteUnknownQueued(DeltaFIFOCore):
     """Delete queues a Deleted even for a key nobody knows (RealFIFO's rule)."""
 
@@ -597,6 +613,14 @@ _ALL += [
         "consecutive deltas of the same type are merged, not only a pair of Deleted",
         "delta_fifo.go dedupDeltas collapses only Deleted+Deleted",
         _cache(delta_fifo=DedupMergesEverything),
+    ),
+    Bug(
+        "dedup-deletes-keeps-newer",
+        "delta_fifo",
+        "of two consecutive deletes the newer is kept (a relist's tombstone over the "
+        "watch's real final state)",
+        "delta_fifo.go isDeletionDup keeps the older delete unless it is a tombstone",
+        _cache(delta_fifo=DedupKeepsNewer),
     ),
     Bug(
         "delta-fifo-queues-unknown-delete",

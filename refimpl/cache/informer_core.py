@@ -63,12 +63,16 @@ __all__ = [
     "InformerStoppedError",
     "ListMode",
     "ObjT",
+    "StepHook",
     "new_fifo_core",
 ]
 
 #: What ``process_deltas`` did to the store just before it called the informer.
 AppliedKind = Literal["add", "update", "delete"]
 
+
+#: A tracing hook (see :attr:`InformerCore.step_hook`): ``(event, deltas)``.
+StepHook = Callable[[str, Sequence[Delta]], None]
 
 #: ``process_deltas`` or ``process_deltas_in_batch``: (handler, store, deltas, initial).
 ProcessFunc = Callable[[ResourceEventHandler[Any], Indexer[Any], Sequence[Delta], bool], None]
@@ -209,7 +213,20 @@ class InformerCore(Generic[ObjT]):
     Hooks for monitors: ``on_applied(kind, obj, old)`` runs after each store write and
     before its notification is distributed; ``on_synced()`` runs once, when
     ``has_synced`` turns true.
+
+    A tracing hook, off (None) by default and then one attribute test per call:
+    ``step_hook(event, deltas)`` runs after each code step of processing, named for
+    it -- ``"popped"`` (a DeltaFIFO key's deltas, after ``pop_ready``), ``"taken"``
+    (RealFIFO entries, after ``take_one``/``take_batch``), ``"distributed"`` (one
+    handler call fanned out to the listeners; ``deltas`` empty) and ``"finished"``
+    (the taken entries counted done and sync re-checked). With the indexer's
+    ``on_write`` (the store write) these are the steps trace validation records
+    (refimpl/tla/trace.py): spec/Informer.tla's Pop, StoreWrite, Distribute
+    and spec/InformerAtomic.tla's Take, ApplyEntry, Distribute, Finish.
     """
+
+    #: See the class docstring; None (off) unless a tracer sets it.
+    step_hook: StepHook | None = None
 
     def __init__(
         self,
@@ -332,9 +349,13 @@ class InformerCore(Generic[ObjT]):
             else:
                 one, initial = fifo.take_one()
                 deltas = [one]
+            if self.step_hook is not None:
+                self.step_hook("taken", deltas)
             self.process_taken(deltas, initial, single, batch)
             return deltas
         _, deltas, initial = fifo.pop_ready()
+        if self.step_hook is not None:
+            self.step_hook("popped", deltas)
         try:
             single(self, self.indexer, deltas, initial)
         except Exception as err:
@@ -367,6 +388,8 @@ class InformerCore(Generic[ObjT]):
         finally:
             fifo.finish(len(deltas))
         self._check_synced()
+        if self.step_hook is not None:
+            self.step_hook("finished", deltas)
 
     def finish_taken(self, count: int) -> None:
         """The tail of :meth:`process_taken` on its own: count ``count`` processed
@@ -399,17 +422,23 @@ class InformerCore(Generic[ObjT]):
         if self.on_applied is not None:
             self.on_applied("add", obj, None)
         self.processor.distribute(AddNotification(obj, is_in_initial_list), False)
+        if self.step_hook is not None:
+            self.step_hook("distributed", ())
 
     def on_update(self, old: object, new: object) -> None:
         if self.on_applied is not None:
             self.on_applied("update", new, old)
         # Same resourceVersion: a resync (or a relist of an unchanged object).
         self.processor.distribute(UpdateNotification(old, new), is_resync_update(old, new))
+        if self.step_hook is not None:
+            self.step_hook("distributed", ())
 
     def on_delete(self, obj: object) -> None:
         if self.on_applied is not None:
             self.on_applied("delete", obj, None)
         self.processor.distribute(DeleteNotification(obj), False)
+        if self.step_hook is not None:
+            self.step_hook("distributed", ())
 
     # -- handlers -----------------------------------------------------------------------
 

@@ -410,6 +410,10 @@ class Indexer(Generic[StoredT]):
         self._lock = threading.RLock()
         # The core is untyped: only objects of type StoredT ever reach the functions.
         self._map = ThreadSafeMap(cast("Mapping[str, IndexFunc] | None", indexers))
+        #: A tracing hook, off (None) by default: called after every write (add, update,
+        #: delete -- of an absent key too --, replace, transaction), outside the lock.
+        #: Trace validation records the store write as its own step with it.
+        self.on_write: Callable[[], None] | None = None
 
     def _key(self, obj: object) -> str:
         return self._key_func(obj)
@@ -425,6 +429,8 @@ class Indexer(Generic[StoredT]):
         stored = self._transform(obj)
         with self._lock:
             self._map.update(key, stored)
+        if self.on_write is not None:
+            self.on_write()
 
     def update(self, obj: StoredT) -> None:
         """Insert or overwrite (identical to :meth:`add`, as in client-go)."""
@@ -432,12 +438,16 @@ class Indexer(Generic[StoredT]):
         stored = self._transform(obj)
         with self._lock:
             self._map.update(key, stored)
+        if self.on_write is not None:
+            self.on_write()
 
     def delete(self, obj: StoredT | DeletedFinalStateUnknown[StoredT]) -> None:
         """Remove the object's key (a tombstone works too); missing keys are ignored."""
         key = self._key(obj)
         with self._lock:
             self._map.delete_with_object(key, obj)
+        if self.on_write is not None:
+            self.on_write()
 
     def replace(self, objects: Sequence[StoredT], resource_version: str) -> None:
         """Make the store hold exactly ``objects`` (last one wins per key) in one step.
@@ -451,6 +461,8 @@ class Indexer(Generic[StoredT]):
             items[key] = self._transform(obj)
         with self._lock:
             self._map.replace(items, resource_version)
+        if self.on_write is not None:
+            self.on_write()
 
     def resync(self) -> None:
         """Nothing to do (kept for the ``Store`` interface)."""
@@ -501,6 +513,8 @@ class Indexer(Generic[StoredT]):
                 rv = _rv_of(keyed[-1][0].object)
                 if rv is not None:
                     self._map.rv = rv
+            if self.on_write is not None:
+                self.on_write()
         if errors:
             raise TransactionError(successful, len(txns), errors)
 

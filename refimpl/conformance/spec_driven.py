@@ -9,11 +9,17 @@ observable, then sends a few observation requests (``len``, ``has_synced``) and 
 them against the target state. A wrong answer is reported with the path that led to it
 from the initial state: a shortest path to the edge's source, then the edge.
 
-How the walks are built: from the current state, a breadth-first search finds the
-nearest state with an edge not yet taken; the harness goes there and takes it. When no
-untaken edge is reachable, it sends ``reset`` and starts again from the initial state.
-A *timed* model (the work queue's delayed adds) is planned whole against the spec first,
-because an ``add_after``'s delay must make it fall due at the walk's later ``Ready``.
+How the walks are built (:func:`plan_walks`): a directed Chinese postman tour. Every
+drivable edge must be taken once; ``reset`` is an arc from every state back to the
+initial one. A minimum-cost flow, priced in the requests each step sends, says which
+steps to repeat and where to reset so that every state is left as often as it is
+entered; an Euler circuit of the result, cut at its resets, is the walks. A *timed*
+model (the work queue's delayed adds) is sent as planned, because an ``add_after``'s
+delay must make it fall due at the walk's later ``Ready``. Other models follow the
+plan until an open order (below) goes another way; the walk then rejoins the plan at
+the nearest state of the rest of its planned walk, and at the end a sweep takes what
+that left out: a breadth-first search for the nearest untaken edge, again and again,
+resetting when none is reachable.
 
 Where the spec leaves an order open (the order of a relist's tombstones or a resync's
 Sync deltas follows Go's map order), one request has several successor states: the
@@ -25,10 +31,12 @@ as taken "with the order open" in the report.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
+import random
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -219,6 +227,26 @@ class _Graph:
                     todo.append(step.target)
         return None
 
+    def tree(self, start: int) -> dict[int, DrivenEdge | None]:
+        """A breadth-first tree from ``start``: each reachable node's last step."""
+        back: dict[int, DrivenEdge | None] = {start: None}
+        todo = deque([start])
+        while todo:
+            for step in self.out[todo.popleft()]:
+                if step.target not in back:
+                    back[step.target] = step
+                    todo.append(step.target)
+        return back
+
+    @staticmethod
+    def path_in(back: Mapping[int, DrivenEdge | None], node: int) -> list[DrivenEdge]:
+        """The path to ``node`` in a tree from :meth:`tree`."""
+        path: list[DrivenEdge] = []
+        while (prev := back[node]) is not None:
+            path.append(prev)
+            node = prev.source
+        return path[::-1]
+
     def path_to_untaken(self, start: int, taken: _Taken) -> list[DrivenEdge] | None:
         """Shortest path from ``start`` ending in a step that covers an untaken edge."""
         path = self.search(start, lambda state: taken.open_from[state] > 0)
@@ -268,23 +296,238 @@ class _Taken:
                     self.open_from[step.source] -= 1
 
 
-def plan_walks(graph: _Graph) -> list[list[DrivenEdge]]:
-    """Walks from the initial state that together take every drivable edge, assuming
-    every open order goes the way of the step planned."""
-    taken = _Taken(graph)
-    walks: list[list[DrivenEdge]] = []
-    while not taken.done:
-        walk: list[DrivenEdge] = []
-        here = graph.init
-        while (path := graph.path_to_untaken(here, taken)) is not None:
-            for step in path:
-                taken.update(step.covers)
-            walk.extend(path)
-            here = path[-1].target
-        if not walk:
-            break
-        walks.append(walk)
-    return walks
+# -- covering walks: a directed Chinese postman with reset ---------------------------------
+
+#: A planned move: a step, or ``None`` for a reset (back to the initial state).
+Move = DrivenEdge | None
+
+
+def plan_walks(
+    graph: _Graph,
+    cost: Callable[[DrivenEdge], int],
+    reset_cost: int,
+    done: Set[int] = frozenset(),
+    start: int | None = None,
+) -> list[list[DrivenEdge]]:
+    """Walks that together take every drivable edge not in ``done``: the first from
+    ``start`` (default: the initial state), each other one after a reset. Assumes
+    every open order goes the way of the step planned.
+
+    The walks are a directed Chinese postman tour with ``reset`` as an arc from every
+    state back to the initial one. The *required* steps (one per edge still to take,
+    the graph's first copy first) leave some states with more steps in than out and
+    others with more out than in; a minimum-cost flow (:func:`_min_cost_flow`) from
+    the former to the latter over the graph's steps and the reset arcs, priced in
+    requests (``cost`` per step, ``reset_cost`` per reset, and a little per step so
+    that of two ways with as many requests the shorter wins), gives the cheapest
+    repeated steps and resets that balance every state. A part the result does not
+    connect to the initial state is joined by a shortest path there and a reset
+    back. An Euler circuit of the whole (Hierholzer), cut at its resets, is the walks.
+    """
+    init = graph.init
+    here = init if start is None else start
+    n = len(graph.graph.states)
+    required: list[DrivenEdge] = []
+    covered = set(done)
+    for step in sorted(graph.steps, key=lambda s: s.source // n):
+        if not covered.issuperset(step.covers):
+            covered.update(step.covers)
+            required.append(step)
+    if not required:
+        return []
+    nodes = len(graph.out)
+    # Each arc: its weight and the move (the cheapest step between two states, or reset).
+    arcs: dict[tuple[int, int], tuple[int, Move]] = {}
+    for step in graph.steps:
+        weight = 4 * cost(step) + 1
+        key = (step.source, step.target)
+        if key not in arcs or weight < arcs[key][0]:
+            arcs[key] = (weight, step)
+    for u in range(nodes):
+        key = (u, init)
+        if u != init and (key not in arcs or 4 * reset_cost < arcs[key][0]):
+            arcs[key] = (4 * reset_cost, None)
+    balance = [0] * nodes
+    for step in required:
+        balance[step.source] -= 1
+        balance[step.target] += 1
+    if here != init:  # the walk so far: a way from the initial state to here
+        balance[init] -= 1
+        balance[here] += 1
+    flow = _min_cost_flow(nodes, {k: w for k, (w, _) in arcs.items()}, balance)
+    moves: list[tuple[int, int, Move]] = [(s.source, s.target, s) for s in required]
+    for (u, v), count in flow.items():
+        moves += [(u, v, arcs[(u, v)][1])] * count
+    # Join what the initial state does not reach: a shortest path there, a reset back.
+    adjacent: list[list[int]] = [[] for _ in range(nodes)]
+    for u, v, _ in moves:
+        adjacent[u].append(v)
+    adjacent[init].append(here)
+    seen: set[int] = set()
+
+    def reach(start: int) -> None:
+        todo = [start] if start not in seen else []
+        seen.update(todo)
+        while todo:
+            for v in adjacent[todo.pop()]:
+                if v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+
+    reach(init)
+    for u in sorted({u for u, _, _ in moves}):
+        if u in seen:
+            continue
+        path = graph.shortest_path(init, u)
+        assert path  # every step's source is reachable (see _Graph)
+        moves += [(s.source, s.target, s) for s in path]
+        moves.append((u, init, None))
+        for s in path:
+            adjacent[s.source].append(s.target)
+        adjacent[u].append(init)
+        for s in path:
+            reach(s.target)
+    return _euler_walks(nodes, init, here, moves)
+
+
+def _euler_walks(
+    nodes: int, init: int, here: int, moves: list[tuple[int, int, Move]]
+) -> list[list[DrivenEdge]]:
+    """An Euler circuit of the balanced, connected ``moves`` (Hierholzer) that begins
+    with the way from ``init`` to ``here``, cut at its resets, empty walks dropped."""
+    out: list[list[tuple[int, Move | str]]] = [[] for _ in range(nodes)]
+    for u, v, move in moves:
+        out[u].append((v, move))
+    for arcs in out:
+        arcs.reverse()  # taken from the end: the planned order first
+    out[init].append((here, "here"))  # taken first: the circuit begins with it
+    stack: list[tuple[int, Move | str]] = [(init, "start")]
+    circuit: list[Move | str] = []
+    while stack:
+        node = stack[-1][0]
+        if out[node]:
+            stack.append(out[node].pop())
+        else:
+            circuit.append(stack.pop()[1])
+    circuit.reverse()
+    walks: list[list[DrivenEdge]] = [[]]
+    for arc in circuit[2:]:  # after "start" and "here"
+        if arc is None:
+            walks.append([])
+        elif isinstance(arc, DrivenEdge):
+            walks[-1].append(arc)
+    # Any order of the walks after the first takes the same steps; the short ones
+    # first, so that a deviation near the initial state is met on a short walk.
+    first, *rest = [w for w in walks if w] or [[]]
+    return [w for w in [first, *sorted(rest, key=len)] if w]
+
+
+def _min_cost_flow(
+    nodes: int, arcs: Mapping[tuple[int, int], int], balance: Sequence[int]
+) -> dict[tuple[int, int], int]:
+    """A minimum-cost flow over uncapacitated ``arcs`` (weight >= 0) that sends
+    ``balance[v]`` units out of every ``v`` with a positive balance and into every
+    ``v`` with a negative one (the balances sum to 0, and every ``v`` with a negative
+    balance must be reachable from every ``v`` with a positive one). Primal-dual:
+    Dijkstra on reduced weights, then a blocking flow (Dinic) along the arcs of
+    reduced weight 0, until everything is sent. Returns the flow per arc (> 0 only).
+    """
+    source, sink = nodes, nodes + 1
+    size = nodes + 2
+    total = sum(b for b in balance if b > 0)
+    # Residual arcs: head, capacity, weight, index of the reverse arc.
+    head: list[int] = []
+    cap: list[int] = []
+    weight: list[int] = []
+    out: list[list[int]] = [[] for _ in range(size)]
+
+    def add(u: int, v: int, c: int, w: int) -> int:
+        out[u].append(len(head))
+        head.append(v)
+        cap.append(c)
+        weight.append(w)
+        out[v].append(len(head))
+        head.append(u)
+        cap.append(0)
+        weight.append(-w)
+        return len(head) - 2
+
+    index = {key: add(key[0], key[1], total, w) for key, w in arcs.items()}
+    for v, b in enumerate(balance):
+        if b > 0:
+            add(source, v, b, 0)
+        elif b < 0:
+            add(v, sink, -b, 0)
+    potential = [0] * size
+    unreached = float("inf")
+    sent = 0
+    while sent < total:
+        dist: list[float] = [unreached] * size
+        dist[source] = 0
+        heap: list[tuple[float, int]] = [(0, source)]
+        while heap:
+            d, u = heapq.heappop(heap)
+            if d > dist[u]:
+                continue
+            pu = potential[u]
+            for a in out[u]:
+                if cap[a]:
+                    v = head[a]
+                    nd = d + weight[a] + pu - potential[v]
+                    if nd < dist[v]:
+                        dist[v] = nd
+                        heapq.heappush(heap, (nd, v))
+        if dist[sink] == unreached:
+            raise ValueError("the flow cannot reach every state that needs a way in")
+        for v in range(size):
+            if dist[v] != unreached:
+                potential[v] += int(dist[v])
+        # Blocking flows along the arcs of reduced weight 0.
+        while True:
+            level = [-1] * size
+            level[source] = 0
+            queue = deque([source])
+            while queue:
+                u = queue.popleft()
+                for a in out[u]:
+                    v = head[a]
+                    if cap[a] and level[v] < 0 and weight[a] + potential[u] == potential[v]:
+                        level[v] = level[u] + 1
+                        queue.append(v)
+            if level[sink] < 0:
+                break
+            pointer = [0] * size
+            while True:
+                path: list[int] = []  # arcs from the source
+                u = source
+                while u != sink:
+                    arcs_u = out[u]
+                    while pointer[u] < len(arcs_u):
+                        a = arcs_u[pointer[u]]
+                        v = head[a]
+                        if (
+                            cap[a]
+                            and level[v] == level[u] + 1
+                            and weight[a] + potential[u] == potential[v]
+                        ):
+                            break
+                        pointer[u] += 1
+                    else:  # a dead end: back one arc, and never through it again
+                        if not path:
+                            break
+                        u = head[path.pop() ^ 1]
+                        pointer[u] += 1
+                        continue
+                    path.append(a)
+                    u = v
+                if u != sink:
+                    break
+                got = min(cap[a] for a in path)
+                for a in path:
+                    cap[a] -= got
+                    cap[a ^ 1] += got
+                sent += got
+    return {key: total - cap[a] for key, a in index.items() if cap[a] < total}
 
 
 class _Abort(Exception):
@@ -383,6 +626,8 @@ class _Walker:
         self.visited: set[int] = set()
         #: probe request of each step (untimed drivers: it depends on the step only)
         self.probes: dict[DrivenEdge, str] = {}
+        #: requests each step sends (see cost)
+        self.costs: dict[DrivenEdge, int] = {}
         self.belief: dict[int, tuple[DrivenEdge, ...]] = {}
         self.path: list[str] = []
         self.walked: list[DrivenEdge] = []
@@ -392,19 +637,16 @@ class _Walker:
     def run(self) -> None:
         try:
             if self.driver.timed:
-                for walk in plan_walks(self.graph):
+                for walk in self.plan():
                     self.restart()
-                    for step, plan in zip(
-                        walk, self.driver.schedule(self.graph.graph, walk), strict=True
-                    ):
-                        self.step([step], plan)
+                    plans = self.driver.schedule(self.graph.graph, walk)
+                    for i, (step, plan) in enumerate(zip(walk, plans, strict=True)):
+                        self.step([step], plan, walk[i + 1] if i + 1 < len(walk) else None)
             else:
                 self.restart()
-                while not self.taken.done:
-                    if not self.advance():
-                        if len(self.belief) == 1 and self.current() == self.graph.init:
-                            break
-                        self.restart()
+                if self.driver.planned:
+                    self.follow_plan(self.plan())
+                self.sweep()
         except _Abort:
             pass
         # Coverage is the walk's; replaying a shorter path afterwards adds nothing.
@@ -414,6 +656,91 @@ class _Walker:
         with contextlib.suppress(_Abort):
             self.shorten()
         self.cov.steps, self.cov.resets = steps, resets
+
+    def cost(self, step: DrivenEdge) -> int:
+        """The requests a step sends (its probe unless the harness takes it alone,
+        what comes before and after it, its checks)."""
+        sent = self.costs.get(step)
+        if sent is None:
+            g = self.graph.graph
+            probe = self.driver.probe(g, step, 1)
+            sent = 0 if probe.get("op") == HARNESS_ONLY else 1
+            sent += len(self.driver.prepare(g, step)) + len(self.driver.follow(g, step))
+            sent += len(self.driver.checks(g, step))
+            self.costs[step] = sent
+        return sent
+
+    def plan(self) -> list[list[DrivenEdge]]:
+        """Walks from the initial state that take every drivable edge (plan_walks)."""
+        reset = 2 + len(self.driver.setup(self.graph.graph))
+        return plan_walks(self.graph, self.cost, reset)
+
+    def follow_plan(self, walks: list[list[DrivenEdge]]) -> None:
+        """Take the planned walks (after the first, each after a reset). Where an open
+        order goes another way than planned, the walk goes on from the nearest state
+        on the rest of the planned walk; the edges that skips are left to the caller."""
+        for i, walk in enumerate(walks):
+            if i:
+                self.restart()
+            k = 0
+            rejoined = 0
+            while k < len(walk):
+                step, here = walk[k], self.current()
+                if here == step.source:
+                    self.step([step], None)
+                    k += 1
+                    continue
+                if here is None:
+                    # Not yet sure which state: the planned request, if every
+                    # believed state allows it, else the nearest untaken edge.
+                    group = self.group(step)
+                    if group is not None:
+                        self.step(group, None)
+                        k += 1
+                    elif not self.advance():
+                        break
+                    continue
+                rest = {s.source for s in walk[k:]}
+                path = self.graph.search(here, rest.__contains__)
+                rejoined += 1
+                if path is None or rejoined > len(walk):
+                    break
+                for back in path:
+                    if self.current() != back.source:
+                        break
+                    self.step([back], None)
+                k = next((j for j in range(k, len(walk)) if walk[j].source == self.current()), k)
+
+    def sweep(self, stall: int = 200, tries: int = 100) -> None:
+        """What open orders kept from the plan: the nearest untaken edge, again and
+        again, each time from where the walk is (so from another history, which is
+        what an adapter's order may follow). After ``stall`` steps without a new edge
+        (the adapter keeps taking the same order there), a reset and a walk of seeded
+        random steps (seed: the try's number) change the history; after ``tries``
+        such walks the edges left are reported as not covered."""
+        last, since, tried = len(self.taken.edges), self.cov.steps, 0
+        while not self.taken.done:
+            if not self.advance():
+                if len(self.belief) == 1 and self.current() == self.graph.init:
+                    break
+                self.restart()
+            if len(self.taken.edges) > last:
+                last, since = len(self.taken.edges), self.cov.steps
+            elif self.cov.steps - since > stall:
+                tried += 1
+                if tried > tries:
+                    break
+                self.restart()
+                self.wander(random.Random(tried), 4 * tried)
+                since = self.cov.steps
+
+    def wander(self, rng: random.Random, steps: int) -> None:
+        """Up to ``steps`` random steps from where the walk is, while it knows where."""
+        for _ in range(steps):
+            here = self.current()
+            if here is None or not self.graph.out[here]:
+                return
+            self.step([rng.choice(self.graph.out[here])], None)
 
     def states_visited(self) -> int:
         return len({node % len(self.graph.graph.states) for node in self.visited})
@@ -489,8 +816,9 @@ class _Walker:
             group.extend(same)
         return group
 
-    def step(self, candidates: list[DrivenEdge], plan: Any) -> None:
-        """Send one step's requests; keep the candidates every answer agrees with."""
+    def step(self, candidates: list[DrivenEdge], plan: Any, then: DrivenEdge | None = None) -> None:
+        """Send one step's requests; keep the candidates every answer agrees with.
+        ``then``: the step the walk takes next, if planned (see implied)."""
         g = self.graph.graph
         request = self.driver.probe(g, candidates[0], plan)
         # The candidates the adapter could follow: every successor of every believed
@@ -522,6 +850,8 @@ class _Walker:
         for follow in self.driver.follow(g, kept[0]):
             self.expect_null(kept[0], follow)
         for check in self.driver.checks(g, kept[0]):
+            if then is not None and len(kept) == 1 and self.implied(check, kept[0], then):
+                continue
             answer = self.send(check.request)
             allowed = [c for c in kept if check.ok(self.state(c.target), answer)]
             if not allowed:
@@ -548,6 +878,23 @@ class _Walker:
             self.belief = {state: ()}
         self.cov.steps += 1
         self.report_progress()
+
+    def implied(self, check: Check, step: DrivenEdge, then: DrivenEdge) -> bool:
+        """Whether the next step's checks will show this check's answer: the check
+        observes a fact that only ever changes away from ``check.settled`` (a drain
+        that has returned stays returned), this step's target calls for that value,
+        and the next step sends the same check and calls for it again. An adapter
+        answering it then answered it now (else it changed back)."""
+        if check.settled is None:
+            return False
+        g = self.graph.graph
+        key = request_key(check.request)
+        if check.expected(self.state(step.target)) != check.settled:
+            return False
+        return any(
+            request_key(c.request) == key and c.expected(self.state(then.target)) == check.settled
+            for c in self.driver.checks(g, then)
+        )
 
     def state(self, node: int) -> Mapping[str, Value]:
         """The spec state of a walk's node (see _Graph)."""
@@ -595,25 +942,58 @@ class _Walker:
         )
         raise _Abort
 
-    def shorten(self, tries: int = 20) -> None:
+    def shorten(self, tries: int = 20, others: int = 30) -> None:
         """Replace a deviation found after a long walk by a shorter spec path that
-        fails too on a reset adapter: a shortest path to a state on the walk followed by
-        the rest of the walk, shortest first (the last of them is a shortest path to the
-        failing step itself)."""
+        fails too on a reset adapter. Shortest first, of: the ``tries`` shortest of a
+        shortest path to a state on the walk followed by the rest of the walk (the
+        last of them is a shortest path to the failing step itself), and the
+        ``others`` shortest of a shortest path to another step of the failing step's
+        action and arguments, then that step (the order of the walks decides which
+        such step a walk meets first). If none fails: a binary search for the latest
+        state on the walk from which a shortest path there and the rest of the walk
+        fail (a failure that needs something the walk did long before)."""
         found = self.run_.deviation
         if found is None:
             return
         walk = list(found.steps)
-        candidates: list[list[DrivenEdge]] = []
-        for i in range(1, len(walk)):
-            to_here = self.graph.shortest_path(self.graph.init, walk[i].source)
-            candidates.append([*to_here, *walk[i:]])
-        candidates = sorted((c for c in candidates if len(c) < len(walk)), key=len)[:tries]
+        init = self.graph.init
+
+        def rest_from(i: int) -> list[DrivenEdge]:
+            return [*self.graph.shortest_path(init, walk[i].source), *walk[i:]]
+
+        def shorter(paths: list[list[DrivenEdge]], most: int) -> list[list[DrivenEdge]]:
+            return sorted((p for p in paths if len(p) < len(walk)), key=len)[:most]
+
+        last = walk[-1]
+        back = self.graph.tree(init)
+        same = [
+            [*self.graph.path_in(back, step.source), step]
+            for step in self.graph.steps
+            if (step.action, step.args, step.then) == (last.action, last.args, last.then)
+            and step.source in back
+        ]
+        candidates = sorted(
+            shorter([rest_from(i) for i in range(1, len(walk))], tries) + shorter(same, others),
+            key=len,
+        )
         for path in candidates:
             again = self.replay(path)
             if again is not None:
                 self.run_.deviation = attrs.evolve(again, shortened=True)
                 return
+        # The walk itself (i = 0) fails; find the largest i whose path fails too.
+        low, high, best = 0, len(walk) - 1, None
+        while low < high:
+            middle = (low + high + 1) // 2
+            path = rest_from(middle)
+            again = self.replay(path) if len(path) < len(walk) else None
+            if again is not None:
+                low, best = middle, again
+            else:
+                high = middle - 1
+        if best is not None:
+            self.run_.deviation = attrs.evolve(best, shortened=True)
+            return
         self.run_.deviation = attrs.evolve(found, shortened=False if candidates else None)
 
     def replay(self, path: list[DrivenEdge]) -> Deviation | None:

@@ -40,7 +40,7 @@ from refimpl.meta import (
     meta_namespace_key_func,
 )
 
-__all__ = ["AppliedKind", "SimInformer"]
+__all__ = ["AppliedKind", "SimInformer", "delta_state"]
 
 
 def _rv(obj: object) -> int:
@@ -246,11 +246,13 @@ class SimInformer(InformerCore):
         a ReplacedAll entry is ``[type, rv, [[key, rv], ...]]``, the listed objects)."""
         fifo = self.fifo
         if isinstance(fifo, DeltaFIFOCore):
-            return [[k, [_delta_state(d) for d in fifo.items[k]]] for k in fifo.queue]
-        return [_delta_state(d) for d in fifo.items]
+            return [[k, [delta_state(d) for d in fifo.items[k]]] for k in fifo.queue]
+        return [delta_state(d) for d in fifo.items]
 
 
-def _delta_state(d: Delta) -> list[Any]:
+def delta_state(d: Delta) -> list[Any]:
+    """A delta as trace lines show it: ``[type, key, rv]`` (a tombstone's type ends in
+    "(DFSU)"), ``[ReplacedAll, rv, [[key, rv], ...]]``, ``[SyncAll]``, ``[Bookmark, rv]``."""
     obj = d.object
     if d.type is DeltaType.REPLACED_ALL and isinstance(obj, ReplacedAllInfo):
         # The listed objects, as RealFIFO.tla's ReplacedAll entry holds them.

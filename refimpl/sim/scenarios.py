@@ -288,7 +288,7 @@ SCENARIOS: dict[str, Scenario] = {
             watch_drop_after=2.0,
             spec_trace=True,
             shows=(
-                "its point is the trace: python -m refimpl.tla.trace --spec Informer --sim "
+                "its point is the trace: refimpl spec trace --spec Informer --sim "
                 "informer-spec checks a run against spec/Informer.tla (needs TLA2TOOLS_JAR)"
             ),
         ),

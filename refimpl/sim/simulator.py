@@ -11,14 +11,16 @@ iteration. Plays the role of TLC's ``Next`` over ``spec/Informer.tla`` and
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 import attrs
 
 from refimpl.apierrors import InternalError, NotFound
 from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, CoreWatch
+from refimpl.cache.deltas import Delta
 from refimpl.cache.processor import (
     AddNotification,
     DeleteNotification,
@@ -31,7 +33,7 @@ from refimpl.clock import NS_PER_SECOND, FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.choosers import Chooser, SeededChooser
 from refimpl.sim.controllers import ControllerLogic, Worker, Write
-from refimpl.sim.informer import SimInformer
+from refimpl.sim.informer import SimInformer, delta_state
 from refimpl.sim.monitors import (
     HandlerRecord,
     History,
@@ -49,6 +51,7 @@ from refimpl.sim.scenarios import (
     parse_faults,
 )
 from refimpl.sim.spec_trace import SPEC_LISTENER, SpecRecorder, spec_fields, spec_phase
+from refimpl.sim.trace_schema import Answer, EventRecord, NoteRecord, SubStep, TraceRecord
 from refimpl.worker import DEFAULT_MAX_RETRIES, process_next_work_item
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
@@ -65,6 +68,15 @@ PROGRESS_ACTIONS = frozenset(
     {"reflector", "deliver", "pop", "dispatch", "get", "reconcile", "write", "done", "advance"}
 )
 
+
+#: The cores' tracing hooks' step names as the trace schema types them.
+_SUB_STEPS: dict[str, SubStep] = {
+    "popped": "popped",
+    "taken": "taken",
+    "store-write": "store-write",
+    "distributed": "distributed",
+    "finished": "finished",
+}
 
 #: What a fault needs to be possible: an open watch, history to compact, a
 #: controller to write, a pending notification.
@@ -232,6 +244,12 @@ class Incarnation:
         #: With spec traces: h0's view as spec/Informer.tla's handler keeps it.
         self.recorder = SpecRecorder(inner) if sim.spec_trace else None
         self.add_handler(self.recorder if self.recorder is not None else inner, SPEC_LISTENER)
+        if sim.spec_trace and sim._trace is not None:
+            # Trace validation at the code's own granularity: the store write and each
+            # handler call (and the pop / take / finish around them) are lines of their
+            # own, recorded by the cores' tracing hooks as the code takes them.
+            self.informer.step_hook = sim._sub_step
+            self.informer.indexer.on_write = functools.partial(sim._sub_step, "store-write", ())
         self.informer.start()
 
     def add_handler(self, inner: Any, label: str) -> ProcessorListener:
@@ -410,6 +428,12 @@ class Simulator:
         self.spec_trace = scenario.spec_trace if spec_trace is None else spec_trace
         #: Watch id -> whether the server opened it with a 410 (its rv was compacted).
         self._refused: dict[int, bool] = {}
+        #: The action being taken (sub-step trace lines name it too).
+        self._kind = ""
+        #: What the reflector got from the server in the step being taken (spec traces):
+        #: "listed", "opened" (a watch, not refused), "gone" (a refused watch's 410 read),
+        #: "ended" (an open watch's end read).
+        self._answers: list[Answer] = []
         self.choices: list[int] = []
         self.n = 0
         self.counters: dict[str, int] = dict.fromkeys(
@@ -567,6 +591,7 @@ class Simulator:
         kind, arg = acts[i]
         self.n += 1
         self.world.violations.step = self.n
+        self._kind = kind
         desc = self._actions[kind](arg)
         if self.incarnation.just_synced:
             self.incarnation.just_synced = False
@@ -575,6 +600,19 @@ class Simulator:
             self._timeline(self.n, self.world.clock.now(), kind, desc)
         if self._trace is not None:
             self._trace.write(json.dumps(self.abstract_state(kind, desc), sort_keys=True) + "\n")
+        self._answers = []
+
+    def _sub_step(self, event: str, deltas: Sequence[Delta]) -> None:
+        """A code step inside the current simulator step (the cores' tracing hooks call
+        it; only with spec traces): a trace line of its own, ``sub`` naming the step
+        ("popped", "taken", "store-write", "distributed", "finished"), ``taken`` the
+        entries a take removed."""
+        assert self._trace is not None
+        state = self.abstract_state(self._kind, "")
+        state["sub"] = _SUB_STEPS[event]
+        if event == "taken":
+            state["taken"] = [delta_state(d) for d in deltas]
+        self._trace.write(json.dumps(state, sort_keys=True) + "\n")
 
     def run(self, steps: int | None = None) -> RunResult:
         """``steps`` steps with writes and faults (default: the scenario's), then drain.
@@ -740,12 +778,20 @@ class Simulator:
         inf = self.incarnation.informer
         before = inf.reflector_phase()
         lists = inf.lists
+        old = inf.current_watch()
         inf.step_reflector()
         after = inf.reflector_phase()
         watch = inf.current_watch()
         if watch is not None and watch.id not in self._refused:
             # Nothing compacts within a reflector step: the 410 check of the open.
             self._refused[watch.id] = watch.start_rv < self.world.server.compacted_rv
+        if inf.lists != lists:
+            self._answers.append("listed")
+        if old is not None and (watch is None or watch.id != old.id):
+            self._answers.append("gone" if self._refused.get(old.id, False) else "ended")
+        opened = watch is not None and (old is None or watch.id != old.id)
+        if opened and watch is not None and not self._refused[watch.id]:
+            self._answers.append("opened")
         if inf.lists != lists:
             return f"reflector listed at rv {inf.last_sync_resource_version()} -> {after}"
         return f"reflector {before} -> {after} (rv {inf.last_sync_resource_version()})"
@@ -952,7 +998,7 @@ class Simulator:
 
     # -- traces ---------------------------------------------------------------------------
 
-    def abstract_state(self, action: str = "", desc: str = "") -> dict[str, Any]:
+    def abstract_state(self, action: str = "", desc: str = "") -> TraceRecord:
         """The state a TLA+ trace checker would read: server objects and RV, the
         reflector's watch, phase and last synced RV, the FIFO, the store, each listener's
         pending notifications, the work queue, the workers, virtual time; with
@@ -964,7 +1010,7 @@ class Simulator:
         server = self.world.server
         watch = inf.current_watch()
         queue = proc.queue
-        state: dict[str, Any] = {
+        state: TraceRecord = {
             "step": self.n,
             "action": action,
             "desc": desc,
@@ -993,7 +1039,7 @@ class Simulator:
                 listener.name: [_note_state(n) for n in listener.pending]
                 for listener in proc.listeners
             },
-            "workers": [[w.key, w.phase] for w in proc.workers],
+            "workers": [(w.key, w.phase) for w in proc.workers],
         }
         if queue is not None:
             core = queue.core
@@ -1005,7 +1051,11 @@ class Simulator:
             }
         if proc.recorder is not None:
             state["spec"] = spec_fields(
-                self.world.writes, spec_phase(inf, self._refused), proc.recorder
+                self.world.writes,
+                spec_phase(inf, self._refused),
+                proc.recorder,
+                fifo_synced=inf.fifo.has_synced(),
+                answers=self._answers,
             )
         return state
 
@@ -1029,8 +1079,8 @@ def _delta_key(obj: object) -> str:
     return type(obj).__name__
 
 
-def _event_state(e: Any) -> list[Any]:
-    return [e.type, _ev_key(e.object), int(e.resource_version or 0)]
+def _event_state(e: Any) -> EventRecord:
+    return (str(e.type), _ev_key(e.object), int(e.resource_version or 0))
 
 
 def _note(n: Notification) -> str:
@@ -1045,12 +1095,12 @@ def _note(n: Notification) -> str:
     return f"{kind} {object_key(obj)}@{obj.resource_version}"
 
 
-def _note_state(n: Notification) -> list[Any]:
+def _note_state(n: Notification) -> NoteRecord:
     if isinstance(n, DeleteNotification):
         o = n.old_obj
         inner = o.obj if isinstance(o, DeletedFinalStateUnknown) else o
         rv = int(inner.resource_version) if isinstance(inner, Object) else 0
         kind = "deleteDFSU" if isinstance(o, DeletedFinalStateUnknown) else "delete"
-        return [kind, object_key(o), rv]
+        return (kind, object_key(o), rv)
     kind = "add" if isinstance(n, AddNotification) else "update"
-    return [kind, object_key(n.new_obj), int(n.new_obj.resource_version)]
+    return (kind, object_key(n.new_obj), int(n.new_obj.resource_version))

@@ -13,6 +13,7 @@ from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.reflector import WaitForEvent, WaitUntil
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.informer import SimInformer
+from refimpl.sim.trace_schema import Answer, SpecRecord
 
 __all__ = ["SPEC_LISTENER", "SpecRecorder", "spec_fields", "spec_phase"]
 
@@ -80,13 +81,24 @@ def spec_phase(informer: SimInformer, refused: Mapping[int, bool]) -> str:
 
 
 def spec_fields(
-    writes: Sequence[tuple[str, str, int]], phase: str, recorder: SpecRecorder
-) -> dict[str, Any]:
-    """The trace line's ``spec`` object (resourceVersions as the server numbers them)."""
+    writes: Sequence[tuple[str, str, int]],
+    phase: str,
+    recorder: SpecRecorder,
+    *,
+    fifo_synced: bool,
+    answers: Sequence[Answer] = (),
+) -> SpecRecord:
+    """The trace line's ``spec`` object (resourceVersions as the server numbers them):
+    also the FIFO's own ``has_synced`` (the specs' ``synced``: a DeltaFIFO's turns true
+    at the pop, before the informer re-checks it after processing) and ``answers``,
+    what the reflector got from the server in this step ("listed", "opened", "gone",
+    "ended"; see ``Simulator._reflector``)."""
     return {
-        "history": [list(w) for w in writes],
+        "history": list(writes),
         "phase": phase,
         "listener": SPEC_LISTENER,
         "view": dict(sorted(recorder.view.items())),
         "lastRV": dict(sorted(recorder.last_rv.items())),
+        "fifoSynced": fifo_synced,
+        "answers": list(answers),
     }

@@ -15,7 +15,10 @@ Runs nothing on import. The modules:
   spec/InformerAtomic.tla) and :mod:`~refimpl.tla.refine_controller`
   (spec/Controller.tla); :mod:`~refimpl.tla.mappings` says which mapping replays which
   graphed model;
-- :mod:`~refimpl.tla.trace` checks simulator traces with TLC through spec/trace/;
+- :mod:`~refimpl.tla.trace` checks simulator traces with TLC through spec/trace/
+  (``refimpl spec trace``): a shared core (:mod:`~refimpl.tla.trace_core`) and one
+  mapping module per spec, :mod:`~refimpl.tla.trace_workqueue`,
+  :mod:`~refimpl.tla.trace_fifo` and :mod:`~refimpl.tla.trace_informer`;
 - :mod:`~refimpl.tla.cli` is ``refimpl spec``.
 
 The specs themselves live in spec/.

@@ -1,7 +1,8 @@
 """``refimpl spec``: check the TLA+ models and regenerate their state graphs.
 
 ``refimpl spec list`` shows the manifest; ``replay [MODEL...]`` replays the code over
-the committed state graphs (no TLC needed); ``check [MODEL...]`` runs TLC on each model
+the committed state graphs (no TLC needed); ``trace`` checks a simulator trace against
+a spec with TLC (refimpl/tla/trace.py); ``check [MODEL...]`` runs TLC on each model
 (none named: every model not marked ``"default": false``) and prints a table (exit 1
 when any outcome is unexpected; an expected-failure model passes only when TLC finds
 its violation); ``export [MODEL...]`` rewrites spec/graphs/<Model>.json.gz from TLC's
@@ -22,6 +23,7 @@ from typing import Any
 import attrs
 
 from refimpl.textable import table
+from refimpl.tla import trace as trace_module
 from refimpl.tla.graph import load_graph, parse_dot, spec_files, spec_hash, write_graph
 from refimpl.tla.manifest import (
     Model,
@@ -105,6 +107,23 @@ def register(subparsers: Any) -> None:
         "--show", type=int, default=5, metavar="N", help="mismatches to print per model (default 5)"
     )
     p_replay.set_defaults(func=_missing_files_exit_2(_run_replay))
+    p_trace = sub.add_parser(
+        "trace",
+        help="check a simulator trace (a file or a fresh run) against a spec with TLC",
+        description=(
+            "Trace validation: map a simulator trace to a spec's variables, write it as a "
+            "TLA+ module (spec/trace/<Spec>Trace.tla) and have TLC decide whether some "
+            "behaviour of the spec passes through every line. Exit 0 accepted, 1 "
+            "rejected (the first line no behaviour reaches is printed), 2 a trace that "
+            "does not map, 3 / 4 no jar / no java."
+        ),
+    )
+    trace_module.add_arguments(p_trace)
+    p_trace.set_defaults(func=functools.partial(_run_trace, p_trace))
+
+
+def _run_trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    return trace_module.run_command(args, parser)
 
 
 def select(models: list[Model], names: list[str]) -> list[Model]:
@@ -198,8 +217,8 @@ def _run_list(args: argparse.Namespace) -> int:
     _, models = _models(args)
     rows = [
         (
-            m.name + ("" if m.default else " (named only)"),
-            _expected(m),
+            m.name,
+            _expected(m) + ("" if m.default else " (only when named)"),
             str(m.distinct_states or "?"),
             str(m.depth or "?"),
             m.about,

@@ -123,10 +123,11 @@ def handler_first(
     handler: ResourceEventHandler[Any], store: Indexer, deltas: Sequence[Delta], initial: bool
 ) -> None:
     """processDeltas with the two halves swapped: notify, then write the store (a
-    ReplacedAll entry of the atomic RealFIFO is left to the real processDeltas)."""
+    ReplacedAll, SyncAll or Bookmark entry of the atomic RealFIFO is left to the real
+    processDeltas)."""
     for delta in deltas:
         obj = delta.object
-        if delta.type is DeltaType.REPLACED_ALL:
+        if delta.type in (DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK):
             process_deltas(handler, store, [delta], initial)
             continue
         if delta.type is DeltaType.DELETED:

@@ -18,7 +18,7 @@
 EXTENDS InformerAtomic, TLC
 
 CONSTANTS
-    TraceIn,        \* Seq([state, acts, budget, reset])
+    TraceIn,        \* Seq([state, acts, budget, reset, least, open])
     TraceHistoryIn, \* Seq([type, key, rv]): every server write of the trace
     OrderHintsIn    \* a set of sequences: orders of objects or keys the code used
 
@@ -41,14 +41,15 @@ IsNext(t) ==
     /\ reflector' = t.state.reflector
     /\ lastSyncRV' = t.state.lastSyncRV
     /\ log' = t.state.log
-    /\ processing' = <<>>
     /\ synced' = t.state.synced
     /\ store' = OrZero(t.state.store)
     /\ notifications' = t.state.notifications
     /\ view' = OrZero(t.state.view)
     /\ lastRV' = OrZero(t.state.lastRV)
-    /\ outbox' = <<>>
-    /\ written' = FALSE
+    /\ IF t.open THEN TRUE ELSE
+       /\ processing' = <<>>
+       /\ outbox' = <<>>
+       /\ written' = FALSE
 
 TraceRange(s) == {s[n] : n \in DOMAIN s}
 AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
@@ -85,8 +86,8 @@ Arrive ==
     /\ LET t == Trace[i + 1] IN
         /\ ~t.reset
         /\ IsNext(t)
-        /\ \/ sub = 0 /\ UNCHANGED vars
-           \/ sub < t.budget /\ SpecStep(t)
+        /\ \/ sub = 0 /\ t.least = 0 /\ UNCHANGED vars
+           \/ sub < t.budget /\ sub + 1 >= t.least /\ SpecStep(t)
     /\ i' = i + 1
     /\ sub' = 0
 

@@ -44,7 +44,7 @@
 EXTENDS Informer, TLC
 
 CONSTANTS
-    TraceIn,        \* Seq([state, acts, budget, reset])
+    TraceIn,        \* Seq([state, acts, budget, reset, least, open])
     TraceHistoryIn, \* Seq([type, key, rv]): every server write of the trace
     OrderHintsIn    \* a set of sequences: orders of objects or keys the code used
 
@@ -79,8 +79,9 @@ IsNext(t) ==
     /\ notifications' = t.state.notifications
     /\ view' = OrZero(t.state.view)
     /\ lastRV' = OrZero(t.state.lastRV)
-    /\ popped' = <<>>
-    /\ outbox' = <<>>
+    /\ IF t.open THEN TRUE ELSE
+       /\ popped' = <<>>
+       /\ outbox' = <<>>
 
 TraceRange(s) == {s[n] : n \in DOMAIN s}
 AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
@@ -118,8 +119,8 @@ Arrive ==
     /\ LET t == Trace[i + 1] IN
         /\ ~t.reset
         /\ IsNext(t)
-        /\ \/ sub = 0 /\ UNCHANGED vars
-           \/ sub < t.budget /\ SpecStep(t)
+        /\ \/ sub = 0 /\ t.least = 0 /\ UNCHANGED vars
+           \/ sub < t.budget /\ sub + 1 >= t.least /\ SpecStep(t)
     /\ i' = i + 1
     /\ sub' = 0
 
