@@ -14,9 +14,11 @@ reflector of ``spec/Informer.tla`` and ``spec/InformerAtomic.tla``: variables
 relist, "connect" while a watch request is unanswered, "watch") and ``lastSyncRV``;
 actions ``List``, ``Connect``, ``WatchEvent``, ``WatchDrop`` (the mapping, replayed over
 the models' whole state graphs in CI, is ``refimpl/tla/refine_informer.py``, which
-runs the loop in ``ListMode.LIST_WATCH``). Not in the specs: list errors, 429s,
-internal-error retries, watch-list, resync, bookmarks, and the relist after a watch
-that ends within ``VERY_SHORT_WATCH`` with no event.
+runs the loop in ``ListMode.LIST_WATCH``). ``spec/InformerFaults.tla`` adds, over the
+DeltaFIFO informer, list errors (``ListFail``), an ERROR 410 on an open watch
+(``WatchExpired``), the relist after a watch that ends within ``VERY_SHORT_WATCH`` with
+no event (``WatchShort``) and bookmarks (``BookmarkSend``, ``WatchBookmark``), replayed
+the same way. Not in the specs: 429s, internal-error retries, watch-list, resync.
 
 How the reflector gets its state (:class:`ListMode`): ``WATCH_LIST`` is client-go's
 default since v1.35 (the ``WatchListClient`` feature gate on by default): every pass of

@@ -77,6 +77,16 @@ def _informer(mode: FifoMode) -> Callable[[Mapping[str, Value]], Mapping_]:
     return build
 
 
+def _informer_faults(c: Mapping[str, Value]) -> Mapping_:
+    return InformerMapping(
+        _strs(c["Keys"]),
+        _int(c["MaxRV"]),
+        FifoMode.DELTA,
+        max_faults=_int(c["MaxFaults"]),
+        max_bookmarks=_int(c["MaxBookmarks"]),
+    )
+
+
 def _controller(c: Mapping[str, Value]) -> Mapping_:
     return ControllerMapping(
         _strs(c["Keys"]),
@@ -95,6 +105,7 @@ MAPPINGS: dict[str, Callable[[Mapping[str, Value]], Mapping_]] = {
     "RealFIFOAtomic": _real_fifo,
     "Informer": _informer(FifoMode.DELTA),
     "InformerAtomic": _informer(FifoMode.REAL_ATOMIC),
+    "InformerFaults": _informer_faults,
     "ControllerReplay": _controller,
 }
 

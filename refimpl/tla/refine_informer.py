@@ -49,7 +49,7 @@ and the actions::
                    handed to the loop, which returns to its backoff sleep
     WatchEvent     hand the loop the watch's next event (FIFO add / update / delete)
     WatchDrop      the watch ends cleanly after > 1 s (a shorter, empty watch is an
-                   error in client-go, not modelled): the loop asks for a new watch
+                   error in client-go: WatchShort): the loop asks for a new watch
     Pop            fifo.pop_ready(): the key's deltas, handed to processing (DELTA)
     StoreWrite     process_deltas on the oldest popped delta, its handler call
                    recorded (DELTA)
@@ -59,6 +59,23 @@ and the actions::
                    (on_add / on_update / on_delete: the processor distributes it)
     Finish         InformerCore.finish_taken(1): finish, then the sync check (atomic)
     Handle         listener.dispatch_one()
+
+InformerFaults.tla (``max_faults`` set; DELTA only) adds the variables ``bookmark``
+(the BOOKMARK events in the open watch's stream), ``eventSeen`` (the open watch has
+delivered an event: the mapping's own flag, since the loop's count is local to its
+watch; a rebuilt watch with ``eventSeen`` is handed a bookmark while it is walked, so
+the loop's count is not zero), ``faults`` and ``bookmarks`` (counters of the model's
+bounds), and the actions::
+
+    ListFail       server.fail_next_lists(1), then resume the loop as for List: the
+                   list raises, the loop backs off ("list")
+    WatchExpired   hand the loop an ERROR 410 event on its open watch
+    WatchShort     the open watch ends before VERY_SHORT_WATCH: if the loop then backs
+                   off to relist (it saw no event); a loop that re-watches makes the
+                   WatchDrop move instead
+    BookmarkSend   server.send_bookmarks on the open watch (after the events in it)
+    WatchBookmark  hand the loop the BOOKMARK at the head of its watch's stream (not
+                   held back by the FIFO lock: it reaches no FIFO)
 
 process_next (DELTA) is Pop, then per delta StoreWrite + Distribute; process_taken
 (atomic) is ApplyEntry, Distribute per handler call, Finish. The code makes a handler
@@ -128,7 +145,7 @@ from refimpl.tla.refine_fifo import (
 )
 from refimpl.tla.replay import Move
 from refimpl.tla.values import Fn, Value
-from refimpl.watch import ERROR, WatchEvent
+from refimpl.watch import BOOKMARK, ERROR, WatchEvent
 
 __all__ = ["InformerMapping", "shift_rvs"]
 
@@ -387,6 +404,11 @@ class _Informer:
     popped_initial: bool = False
     outbox: list[_Call] = attrs.Factory(list)
     written: bool = False
+    #: InformerFaults.tla's counters and the open watch's "an event was delivered"
+    #: (the loop's own count is local to its watch; the walk sets it, see _walk_loop).
+    event_seen: bool = False
+    faults: int = 0
+    bookmarks: int = 0
 
     def record(self) -> _Recorder:
         return _Recorder(self.outbox, self.check)
@@ -418,6 +440,10 @@ class InformerMapping:
     keys: tuple[str, ...]
     max_rv: int
     mode: FifoMode
+    #: InformerFaults.tla (DELTA only): the bounds of its faults and bookmarks; None
+    #: for Informer.tla and InformerAtomic.tla, whose states have no such variables.
+    max_faults: int | None = None
+    max_bookmarks: int = 0
     informer_factory: type[InformerCore] = InformerCore
     process: ProcessFunc = process_deltas
     server_factory: type[ApiServerCore] = ApiServerCore
@@ -426,6 +452,14 @@ class InformerMapping:
     def __attrs_post_init__(self) -> None:
         if self.mode not in (FifoMode.DELTA, FifoMode.REAL_ATOMIC):
             raise ValueError(f"no spec models an informer in mode {self.mode}")
+        if self.max_faults is not None and self.mode is not FifoMode.DELTA:
+            raise ValueError("InformerFaults.tla is over the DeltaFIFO informer only")
+
+    @property
+    def faults(self) -> bool:
+        """Replaying InformerFaults.tla (list failures, a 410 on an open watch, very
+        short watches, bookmarks)."""
+        return self.max_faults is not None
 
     # -- building -------------------------------------------------------------------
 
@@ -454,9 +488,11 @@ class InformerMapping:
         list_order: tuple[str, ...] = (),
         *,
         load: bool = True,
+        short: bool = False,
     ) -> _Informer:
         """The code in ``state``; ``load=False`` leaves the FIFO, indexer and ``applied``
-        as the code constructs them."""
+        as the code constructs them; ``short`` leaves an open watch younger than
+        client-go's "very short watch" (else it has lasted longer)."""
         history = state["history"]
         compacted = state["compacted"]
         last_sync = state["lastSyncRV"]
@@ -513,7 +549,13 @@ class InformerMapping:
             check=check,
         )
         built.handler = cast(_Handler, built.listener.handler)
-        self._walk_loop(built, phase, last_sync, bool(state["populated"]))
+        if self.faults:
+            built.event_seen = bool(state["eventSeen"])
+            built.faults = cast(int, state["faults"])
+            built.bookmarks = cast(int, state["bookmarks"])
+        self._walk_loop(built, phase, last_sync, bool(state["populated"]), short=short)
+        if self.faults and state["bookmark"]:
+            self._load_bookmark(built, state["bookmark"])
         if compacted:
             server.compact(compacted + 1)
         store.target = FifoWriter(informer.fifo_core, informer)
@@ -552,9 +594,13 @@ class InformerMapping:
         }
         return self.spec_state(self.build(empty, load=False))
 
-    def _walk_loop(self, built: _Informer, phase: Value, last_sync: int, listed: bool) -> None:
+    def _walk_loop(
+        self, built: _Informer, phase: Value, last_sync: int, listed: bool, *, short: bool
+    ) -> None:
         """Run the loop on a scripted list-watcher to the park point ``phase`` names,
-        with ``lastSyncRV`` as its last synced rv."""
+        with ``lastSyncRV`` as its last synced rv. An open watch that has delivered an
+        event (``eventSeen``) is handed a scripted bookmark at that rv, so that the
+        loop's own count of the watch's events is not zero."""
         rv = str(last_sync + 1)
         if phase == "list" and not listed:
             return  # not started: its first step is the first list
@@ -569,8 +615,27 @@ class InformerMapping:
             assert isinstance(built.park, WaitUntil), built.park
         elif phase == "watch":
             pending.connect()
-        built.clock.step(VERY_SHORT_WATCH + 1.0)  # the watch is not "very short"
+            if built.event_seen:
+                built.resume(WatchEvent(BOOKMARK, Object(name="", resource_version=rv)))
+                assert isinstance(built.park, WaitForEvent), built.park
+        if not short:
+            built.clock.step(VERY_SHORT_WATCH + 1.0)  # the watch is not "very short"
         built.core.last_sync_resource_version = rv
+
+    @staticmethod
+    def _load_bookmark(built: _Informer, bookmark: Value) -> None:
+        """Put the spec's pending bookmark into the open watch's stream, after the
+        events up to its rv (where the server put it when it sent it)."""
+        assert isinstance(bookmark, tuple) and len(bookmark) == 1, bookmark
+        assert isinstance(built.park, WaitForEvent), built.park
+        watch = cast(_PendingWatch, built.park.watch).watch
+        assert watch is not None
+        code_rv = cast(int, bookmark[0]) + 1
+        events = list(watch.wire)
+        at = sum(1 for e in events if int(e.object.resource_version) <= code_rv)
+        events.insert(at, WatchEvent(BOOKMARK, Object(name="", resource_version=str(code_rv))))
+        watch.wire.clear()
+        watch.wire.extend(events)
 
     def _listener(self, state: Mapping[str, Value]) -> ProcessorListener:
         handler = _Handler(_rv_map(state["view"], 0), _rv_map(state["lastRV"], 0))
@@ -621,6 +686,12 @@ class InformerMapping:
             "applied": frozenset(built.applied),
             "outbox": tuple(c.note() for c in built.outbox),
         }
+        if self.faults:
+            watching = state["reflector"] == "watch"
+            state["bookmark"] = self._bookmark(built) if watching else ()
+            state["eventSeen"] = built.event_seen and watching
+            state["faults"] = built.faults
+            state["bookmarks"] = built.bookmarks
         if self.mode is FifoMode.DELTA:
             state["popped"] = tuple(shift_rvs(delta_to_spec(d), -1) for d in built.popped)
         else:
@@ -638,6 +709,16 @@ class InformerMapping:
     def _stored(built: _Informer, key: str) -> int:
         obj, exists = built.informer.indexer.get_by_key(key)
         return _object_rv(obj) if exists else 0
+
+    @staticmethod
+    def _bookmark(built: _Informer) -> tuple[Value, ...]:
+        """The bookmarks in the open watch's stream, by spec rv (the spec allows one,
+        after the events up to its rv: :meth:`_phase` checks where it is)."""
+        park = built.park
+        assert isinstance(park, WaitForEvent)
+        watch = cast(_PendingWatch, park.watch).watch
+        assert watch is not None
+        return tuple(_spec_rv(e.object.resource_version) for e in watch.wire if e.type == BOOKMARK)
 
     @staticmethod
     def _phase(built: _Informer, history: tuple[Value, ...]) -> str:
@@ -659,9 +740,15 @@ class InformerMapping:
             return "watch answered 410 but not handed to the loop"
         after = _spec_rv(last_sync)
         due = [cast(Fn, e)["rv"] for e in history if cast(int, cast(Fn, e)["rv"]) > after]
-        sent = [_spec_rv(e.object.resource_version) for e in open_watch.wire]
+        sent = [_spec_rv(e.object.resource_version) for e in open_watch.wire if e.type != BOOKMARK]
         if sent != due:
             return f"watch delivering rvs {sent}, not the writes after {after}: {due}"
+        for i, e in enumerate(open_watch.wire):
+            if e.type == BOOKMARK:
+                mark = _spec_rv(e.object.resource_version)
+                before = [_spec_rv(x.object.resource_version) for x in list(open_watch.wire)[:i]]
+                if before != [rv for rv in sent if rv <= mark]:
+                    return f"bookmark at {mark} behind writes {before} in the watch stream"
         return "watch"
 
     # -- the moves ------------------------------------------------------------------
@@ -702,16 +789,21 @@ class InformerMapping:
         # waits for it. The cores replayed here have no lock, so the replay holds
         # those moves back, as the lock would.
         fifo_locked = self.mode is FifoMode.DELTA and bool(state["popped"] or state["outbox"])
+        budget = self.faults and cast(int, state["faults"]) < cast(int, self.max_faults)
         if phase == "list" and not fifo_locked:
             for list_order in self._orders(state, "server"):
                 for store_order in self._orders(state, "store"):
                     built = self.build(state, store_order, list_order)
-                    if isinstance(built.park, WaitUntil):
-                        built.clock.set_time(max(built.clock.now(), built.park.deadline))
-                        built.resume(Wake.DEADLINE)
-                    else:
-                        built.resume(None)
+                    self._resume_list(built)
                     move("List", built)
+        if phase == "list" and budget:
+            # The list request fails (not a 410: any other error); nothing reaches the
+            # FIFO, so the FIFO lock does not hold it back.
+            built = self.build(state)
+            built.server.fail_next_lists(1)
+            self._resume_list(built)
+            built.faults += 1
+            move("ListFail", built)
         elif phase == "connect":
             built = self.build(state)
             assert isinstance(built.park, WaitForEvent)
@@ -723,12 +815,21 @@ class InformerMapping:
             built = self.build(state)
             assert isinstance(built.park, WaitForEvent)
             open_watch = cast(_PendingWatch, built.park.watch).watch
-            if open_watch is not None and open_watch.wire and not fifo_locked:
+            assert open_watch is not None
+            if open_watch.wire and open_watch.wire[0].type == BOOKMARK:
+                # A bookmark reaches no FIFO: the FIFO lock does not hold it back.
                 built.resume(open_watch.next_event(0))
+                built.event_seen = True
+                move("WatchBookmark", built)
+            elif open_watch.wire and not fifo_locked:
+                built.resume(open_watch.next_event(0))
+                built.event_seen = True
                 move("WatchEvent", built)
             built = self.build(state)
             built.resume(None)
             move("WatchDrop", built)
+            if self.faults:
+                self._watch_faults(state, move, budget=budget)
 
         if self.mode is FifoMode.DELTA:
             self._delta_moves(state, move)
@@ -743,6 +844,45 @@ class InformerMapping:
         if built.listener.dispatch_one():
             move("Handle", built)
         return moves
+
+    @staticmethod
+    def _resume_list(built: _Informer) -> None:
+        """Let the loop list: from its backoff sleep (its deadline passed) or, not
+        started yet, from the start."""
+        if isinstance(built.park, WaitUntil):
+            built.clock.set_time(max(built.clock.now(), built.park.deadline))
+            built.resume(Wake.DEADLINE)
+        else:
+            built.resume(None)
+
+    def _watch_faults(self, state: Mapping[str, Value], move: _MoveSink, *, budget: bool) -> None:
+        """InformerFaults.tla's moves from an open watch: the server sends a bookmark;
+        the watch fails with 410; the watch ends within a second of its start."""
+        if not state["bookmark"] and cast(int, state["bookmarks"]) < self.max_bookmarks:
+            built = self.build(state)
+            watch = cast(_PendingWatch, cast(WaitForEvent, built.park).watch).watch
+            assert watch is not None
+            if built.server.send_bookmarks(watch.id):
+                built.bookmarks += 1
+                move("BookmarkSend", built)
+        if not budget:
+            return
+        # The server ends the stream with an ERROR 410 at once (the events it had not
+        # sent yet are lost with the stream): the replay hands the loop that event.
+        built = self.build(state)
+        gone = Expired("replay: the watch fell too far behind")
+        built.resume(WatchEvent(ERROR, Object(name=""), error=gone))
+        built.faults += 1
+        built.event_seen = False
+        move("WatchExpired", built)
+        built = self.build(state, short=True)
+        built.resume(None)  # the stream ends at once
+        if isinstance(built.park, WaitUntil):
+            # client-go relists; a watch that delivered an event is re-watched instead,
+            # which is the WatchDrop move above.
+            built.faults += 1
+            built.event_seen = False
+            move("WatchShort", built)
 
     def _delta_moves(self, state: Mapping[str, Value], move: _MoveSink) -> None:
         built = self.build(state)

@@ -1,0 +1,135 @@
+"""The informer code refines spec/InformerFaults.tla: list failures, a 410 on an open
+watch, very short watches and bookmarks.
+
+spec/graphs/InformerFaults.json.gz is every reachable state and transition of
+MCInformerFaults (two keys, two server writes, one fault -- a failed list, an ERROR 410
+on an open watch or a watch that ends within a second with no event -- and one
+bookmark). The whole DeltaFIFO informer is rebuilt in each state through
+refimpl/tla/refine_informer.py (``max_faults`` set), and every code move must be a
+graph edge and every edge a code move. The broken reflectors below pass the replay of
+spec/graphs/Informer.json.gz (which has none of these faults) and must fail this one.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from refimpl.cache.informer_core import FifoMode
+from refimpl.cache.reflector import NextStep, ReflectorCore, VeryShortWatchError
+from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.manifest import load_manifest
+from refimpl.tla.mappings import mapping_for
+from refimpl.tla.refine_informer import InformerMapping
+from refimpl.tla.replay import replay
+
+SPEC = Path(__file__).resolve().parents[1] / "spec"
+MODEL = "InformerFaults"
+ACTIONS = {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"} | {
+    "Pop",
+    "StoreWrite",
+    "Distribute",
+    "Handle",
+    "ListFail",
+    "WatchExpired",
+    "WatchShort",
+    "BookmarkSend",
+    "WatchBookmark",
+}
+
+
+@functools.cache
+def _graph() -> StateGraph:
+    return load_graph(SPEC / "graphs" / f"{MODEL}.json.gz")
+
+
+def _mapping(**broken: object) -> InformerMapping:
+    mapping = mapping_for(MODEL, SPEC / "MCInformerFaults.tla")
+    assert isinstance(mapping, InformerMapping)
+    assert mapping.keys == ("a", "b") and mapping.max_rv == 2
+    assert mapping.max_faults == 1 and mapping.max_bookmarks == 1
+    return InformerMapping(
+        mapping.keys,
+        mapping.max_rv,
+        FifoMode.DELTA,
+        max_faults=mapping.max_faults,
+        max_bookmarks=mapping.max_bookmarks,
+        **broken,  # type: ignore[arg-type]
+    )
+
+
+def test_graph_is_the_model_tlc_checks() -> None:
+    graph = _graph()
+    entry = {m.name: m for m in load_manifest(SPEC)}[MODEL]
+    assert entry.graph == f"graphs/{MODEL}.json.gz"
+    assert len(graph.states) == entry.distinct_states
+    assert len(graph.init) == 1
+    assert {e.action for e in graph.edges} == ACTIONS
+    # A short watch relists only when it delivered nothing; a bookmark counts.
+    states = graph.states
+    short = [e for e in graph.edges if e.action == "WatchShort"]
+    assert short and all(not states[e.source]["eventSeen"] for e in short)
+    assert any(states[e.source]["bookmark"] for e in graph.edges if e.action == "WatchEvent")
+
+
+def test_mapping_reads_back_every_state() -> None:
+    mapping = _mapping()
+    for state in _graph().states:
+        assert mapping.spec_state(mapping.build(state)) == dict(state)
+
+
+def test_informer_refines_spec_with_faults() -> None:
+    graph = _graph()
+    report = replay(graph, _mapping())
+    print(MODEL, report.summary())
+    assert report.ok, "\n".join(report.mismatches)
+    assert report.states == len(graph.states)
+    assert report.edges == sum(1 for e in graph.edges if e.source != e.target)
+
+
+# -- broken parts ----------------------------------------------------------------------
+
+
+class ShortWatchRewatches(ReflectorCore):
+    """Takes a watch that ended at once with no event for a clean close and watches
+    again, where client-go relists (a server that keeps closing watches would be
+    hammered with watch requests)."""
+
+    def after_watch(self, err: BaseException | None, now: float) -> NextStep:
+        if isinstance(err, VeryShortWatchError):
+            return NextStep.REWATCH
+        return super().after_watch(err, now)
+
+
+class RelistsAtOnce(ReflectorCore):
+    """Retries every failed list at once, from "" (as client-go does for 410 only),
+    instead of backing off."""
+
+    def list_failed(self, err: BaseException) -> bool:
+        super().list_failed(err)
+        self.is_last_sync_resource_version_unavailable = True
+        return True
+
+
+class RewatchOnGone(ReflectorCore):
+    """Re-watches from the last synced rv after an ERROR 410 instead of relisting."""
+
+    def after_watch(self, err: BaseException | None, now: float) -> NextStep:
+        step = super().after_watch(err, now)
+        return NextStep.REWATCH if step is NextStep.RELIST else step
+
+
+BROKEN = [
+    pytest.param({"reflector_core_factory": ShortWatchRewatches}, id="short-watch-rewatches"),
+    pytest.param({"reflector_core_factory": RelistsAtOnce}, id="list-error-no-backoff"),
+    pytest.param({"reflector_core_factory": RewatchOnGone}, id="rewatch-after-410"),
+]
+
+
+@pytest.mark.parametrize("broken", BROKEN)
+def test_broken_reflector_fails_replay(broken: dict[str, object]) -> None:
+    report = replay(_graph(), _mapping(**broken), max_mismatches=3)
+    assert not report.ok, f"{broken} passed the replay"
+    print(report.mismatches[0])
