@@ -180,3 +180,25 @@ def test_a_table_never_splits_a_name() -> None:
     lines = table(("model", "about"), [(name, text)], width=60).splitlines()
     assert max(len(line) for line in lines) <= 60
     assert lines[2].startswith(name + "  ")
+
+
+def test_every_help_fits_100_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    # argparse wraps to $COLUMNS; a terminal 100 wide must see every help whole.
+    monkeypatch.setenv("COLUMNS", "100")
+    wide = [
+        f"{path}: {line}"
+        for path, parser in _parsers(build_parser())
+        for line in parser.format_help().splitlines()
+        if len(line) > 100
+    ]
+    assert not wide, "\n".join(wide)
+
+
+def test_a_simulator_summary_fits_100_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    from refimpl.cli import main
+
+    assert main(["sim", "run", "informer", "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # The replay command is meant to be copied whole, so it may be longer.
+    wide = [line for line in lines if len(line) > 100 and not line.startswith("replay: ")]
+    assert not wide, "\n".join(wide)

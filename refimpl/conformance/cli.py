@@ -174,8 +174,8 @@ def register(subparsers: Any) -> None:
         "conform",
         help="check another implementation against refimpl through an adapter process",
         description=(
-            "Start an adapter (a program speaking the JSON-lines driver protocol of "
-            "docs/protocol.md), send it and the in-process reference the same generated "
+            "Start an adapter (a program speaking the JSON-lines driver protocol of\n"
+            "docs/protocol.md), send it and the in-process reference the same generated\n"
             "operations, and report the first disagreement as a shrunk, replayable sequence."
         ),
         epilog=EPILOG,

@@ -347,8 +347,9 @@ class RunResult:
             f"steps: {self.steps} with faults + {self.drain_steps} draining "
             f"(virtual time {self.end_time:.3f} s)",
             f"reconciles: {c['reconciles']}, retries: {c['retries']}, dropped keys: "
-            f"{c['dropped']}, controller writes: {c['controller_writes']}, client writes: "
-            f"{c['client_writes']}, lists: {c['lists']}, restarts: {c['restarts']}",
+            f"{c['dropped']}, restarts: {c['restarts']}",
+            f"writes: {c['controller_writes']} by the controller, {c['client_writes']} by "
+            f"clients; lists: {c['lists']}",
             f"faults injected: {faults}",
             f"convergence: {conv}",
             f"violations: {len(self.violations)}",
