@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 
 #: The widest line a table prints: it fits a 100-column terminal.
 WIDTH = 100
-#: A free-text column is never squeezed below this (or below its header, if wider).
-MIN_COLUMN = 12
 GAP = "  "
 
 
@@ -26,10 +24,11 @@ def _widths(
 ) -> list[int]:
     natural = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     widths = [min(w, caps.get(i, w)) for i, w in enumerate(natural)]
-    # A column of single words (names, numbers, verdicts) keeps its width: a name split
-    # across lines cannot be searched for or copied. Only free text wraps.
+    # Free text wraps between words, and no column is squeezed below its longest word: a
+    # property or model name split across lines cannot be searched for or copied. Where
+    # those floors do not fit, the table is wider than asked (still nothing is cut).
     floor = [
-        w if all(len(r[i].split()) <= 1 for r in rows) else min(w, max(MIN_COLUMN, len(h)))
+        min(w, max(len(word) for r in rows for word in [h, *r[i].split()]))
         for i, (w, h) in enumerate(zip(widths, headers, strict=True))
     ]
     budget = width - len(GAP) * (len(headers) - 1)

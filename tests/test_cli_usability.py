@@ -202,3 +202,12 @@ def test_a_simulator_summary_fits_100_columns(capsys: pytest.CaptureFixture[str]
     # The replay command is meant to be copied whole, so it may be longer.
     wide = [line for line in lines if len(line) > 100 and not line.startswith("replay: ")]
     assert not wide, "\n".join(wide)
+
+
+def test_a_table_wraps_text_between_words() -> None:
+    from refimpl.textable import table
+
+    rows = [("M", "violates AbstractWorkQueue!Spec", "property violated AbstractWorkQueue!Spec")]
+    out = table(("model", "expected", "TLC says"), rows, width=40)
+    assert "AbstractWorkQueue!Spec" in out.split(), out
+    assert out.count("AbstractWorkQueue!Spec") == 2, out
