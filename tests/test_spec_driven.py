@@ -112,9 +112,7 @@ def test_reference_follows_every_drivable_edge(model: str) -> None:
 #: every WorkQueue walk that shuts the queue down ends there, so 232 walks each reach
 #: one of the 116 states before a shutdown; their probes and resets alone are 2.28
 #: requests per edge, with the checks of each edge's first traversal 3.75.
-#: RealFIFO: its PopBatch edges are not walked, so the states after a batch are reached
-#: by longer single pops (563 resets; 30,023 requests for 9,690 edges, 3.1 per edge).
-REQUESTS_PER_EDGE = {"WorkQueue": 4.7, "RealFIFO": 3.2}
+REQUESTS_PER_EDGE = {"WorkQueue": 4.7}
 
 
 #: With pause/resume (what the reference declares), per informer model.

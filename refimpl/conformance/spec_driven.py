@@ -604,6 +604,11 @@ def _handshake(adapter: AdapterProcess, driver: SpecDriver, timeout: float) -> f
     return frozenset(caps.get("methods", []))
 
 
+#: Attempts in a row at the nearest untaken edge that take none before the sweep
+#: changes the walk's history (:meth:`_Walker.sweep`).
+STALL = 5
+
+
 class _Walker:
     """One run: the belief (possible current states, with the steps not yet credited),
     the edges taken, and the request log since the last reset."""
@@ -711,28 +716,30 @@ class _Walker:
                     self.step([back], None)
                 k = next((j for j in range(k, len(walk)) if walk[j].source == self.current()), k)
 
-    def sweep(self, stall: int = 200, tries: int = 100) -> None:
+    def sweep(self, stall: int = STALL, tries: int = 100) -> None:
         """What open orders kept from the plan: the nearest untaken edge, again and
         again, each time from where the walk is (so from another history, which is
-        what an adapter's order may follow). After ``stall`` steps without a new edge
-        (the adapter keeps taking the same order there), a reset and a walk of seeded
-        random steps (seed: the try's number) change the history; after ``tries``
-        such walks the edges left are reported as not covered."""
-        last, since, tried = len(self.taken.edges), self.cov.steps, 0
+        what an adapter's order may follow). After ``stall`` attempts in a row that
+        take no new edge (the adapter keeps taking the same order there), a reset and
+        a walk of seeded random steps (seed: the try's number) change the history;
+        after ``tries`` such walks the edges left are reported as not covered."""
+        last, futile, tried = len(self.taken.edges), 0, 0
         while not self.taken.done:
             if not self.advance():
                 if len(self.belief) == 1 and self.current() == self.graph.init:
                     break
                 self.restart()
             if len(self.taken.edges) > last:
-                last, since = len(self.taken.edges), self.cov.steps
-            elif self.cov.steps - since > stall:
+                last, futile = len(self.taken.edges), 0
+                continue
+            futile += 1
+            if futile > stall:
                 tried += 1
                 if tried > tries:
                     break
                 self.restart()
                 self.wander(random.Random(tried), 4 * tried)
-                since = self.cov.steps
+                futile = 0
 
     def wander(self, rng: random.Random, steps: int) -> None:
         """Up to ``steps`` random steps from where the walk is, while it knows where."""
