@@ -17,6 +17,12 @@
 (*    as an error and relists; a watch that delivered an event, or lasted  *)
 (*    longer (WatchDrop), is re-watched.  `eventSeen` says whether the open *)
 (*    watch delivered one.                                                  *)
+(*  - WatchRetry: the watch request is answered 429 TooManyRequests (or    *)
+(*    the connection is refused): client-go backs off and requests the     *)
+(*    watch again from the same last synced rv, with no relist.  The       *)
+(*    backoff is a wait, so the 429 and the new request are one step.  (A  *)
+(*    500 on an open watch ends the pass and relists, as a drop to "list"  *)
+(*    would, with MaxInternalErrorRetryDuration 0, client-go's default.)   *)
 (*  - BookmarkSend / WatchBookmark: the server puts a BOOKMARK at its       *)
 (*    newest resourceVersion into the open watch's stream, after the       *)
 (*    events before it; the reflector, on reaching it, takes its rv as the *)
@@ -27,12 +33,13 @@
 (* (another resource, or a filtered-out object); every write of this       *)
 (* model is one the watch carries, so a bookmark's rv equals the last      *)
 (* event's and a reflector that ignores it is not told apart here.  Also   *)
-(* not here: the same faults over InformerAtomic.tla, 429s on a watch      *)
-(* request (a re-watch after a backoff), watch-list, and informer-level    *)
-(* resync: DeltaFIFO.tla has Resync, but a Sync delta's update reaches only *)
-(* the listeners whose own resync period is due (the shared informer's     *)
-(* syncing listeners), so it needs per-listener periods and a clock that   *)
-(* no informer spec has yet.                                               *)
+(* not here: the same faults over InformerAtomic.tla, a 429 ERROR ending   *)
+(* an already open watch (client-go backs off and re-watches: WatchDrop's  *)
+(* edge, to the spec), internal-error re-watches (off by default),         *)
+(* watch-list, and informer-level resync: DeltaFIFO.tla has Resync, but a *)
+(* Sync delta's update reaches only the listeners whose own resync period *)
+(* is due (the shared informer's syncing listeners), so it needs          *)
+(* per-listener periods and a clock that no informer spec has yet.        *)
 (*                                                                         *)
 (* Informer.tla is INSTANCEd (its actions keep their names in the graph),  *)
 (* and its actions keep their meaning; each leaves the new variables alone, *)
@@ -50,8 +57,9 @@ EXTENDS Naturals, Sequences
 CONSTANTS
     Keys,
     MaxRV,
-    MaxFaults,      \* list failures, 410s on an open watch and very short
-                    \* watches, together, in a behaviour
+    MaxFaults,      \* list failures, 410s on an open watch, very short
+                    \* watches and 429s on a watch request, together, in a
+                    \* behaviour
     MaxBookmarks    \* bookmarks the server sends
 
 VARIABLES
@@ -119,6 +127,12 @@ WatchShort ==
     /\ WatchEnds
     /\ UNCHANGED <<serverVars, lastSyncRV, store, handlerVars, applied, ownVars, bookmarks>>
 
+WatchRetry ==
+    /\ reflector = "connect"
+    /\ faults < MaxFaults
+    /\ faults' = faults + 1
+    /\ UNCHANGED <<vars, bookmark, eventSeen, bookmarks>>
+
 BookmarkSend ==
     /\ reflector = "watch"
     /\ bookmark = <<>>
@@ -149,7 +163,8 @@ Next ==
     \/ Compact
     \/ List \/ WatchEvent \/ WatchDrop \/ Connect
     \/ Pop \/ StoreWrite \/ Distribute \/ Handle
-    \/ ListFail \/ WatchExpired \/ WatchShort \/ BookmarkSend \/ WatchBookmark
+    \/ ListFail \/ WatchExpired \/ WatchShort \/ WatchRetry
+    \/ BookmarkSend \/ WatchBookmark
 
 (* Informer.tla's fairness, and the reflector reads a bookmark it reached. *)
 Fairness ==

@@ -1,10 +1,10 @@
 """The informer code refines spec/InformerFaults.tla: list failures, a 410 on an open
-watch, very short watches and bookmarks.
+watch, very short watches, 429s on a watch request and bookmarks.
 
 spec/graphs/InformerFaults.json.gz is every reachable state and transition of
 MCInformerFaults (two keys, two server writes, one fault -- a failed list, an ERROR 410
-on an open watch or a watch that ends within a second with no event -- and one
-bookmark). The whole DeltaFIFO informer is rebuilt in each state through
+on an open watch, a watch that ends within a second with no event or a watch request
+answered 429 -- and one bookmark). The whole DeltaFIFO informer is rebuilt in each state through
 refimpl/tla/refine_informer.py (``max_faults`` set), and every code move must be a
 graph edge and every edge a code move. The broken reflectors below pass the replay of
 spec/graphs/Informer.json.gz (which has none of these faults) and must fail this one.
@@ -35,6 +35,7 @@ ACTIONS = {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"} | {
     "ListFail",
     "WatchExpired",
     "WatchShort",
+    "WatchRetry",
     "BookmarkSend",
     "WatchBookmark",
 }
@@ -72,6 +73,10 @@ def test_graph_is_the_model_tlc_checks() -> None:
     short = [e for e in graph.edges if e.action == "WatchShort"]
     assert short and all(not states[e.source]["eventSeen"] for e in short)
     assert any(states[e.source]["bookmark"] for e in graph.edges if e.action == "WatchEvent")
+    # A 429 on a watch request is retried from the same rv: no relist.
+    retry = [e for e in graph.edges if e.action == "WatchRetry"]
+    assert retry and all(states[e.target]["reflector"] == "connect" for e in retry)
+    assert all(states[e.source]["lastSyncRV"] == states[e.target]["lastSyncRV"] for e in retry)
 
 
 def test_mapping_reads_back_every_state() -> None:
@@ -121,10 +126,21 @@ class RewatchOnGone(ReflectorCore):
         return NextStep.REWATCH if step is NextStep.RELIST else step
 
 
+class RelistsAfter429(ReflectorCore):
+    """Takes a watch request answered 429 for a failed pass and relists (after the
+    loop's backoff), where client-go backs off and requests the watch again from the
+    last synced rv: each 429 costs a full list, the load the 429 asked to shed."""
+
+    @staticmethod
+    def after_watch_start_error(err: BaseException) -> NextStep:
+        return NextStep.FAIL
+
+
 BROKEN = [
     pytest.param({"reflector_core_factory": ShortWatchRewatches}, id="short-watch-rewatches"),
     pytest.param({"reflector_core_factory": RelistsAtOnce}, id="list-error-no-backoff"),
     pytest.param({"reflector_core_factory": RewatchOnGone}, id="rewatch-after-410"),
+    pytest.param({"reflector_core_factory": RelistsAfter429}, id="relist-after-429"),
 ]
 
 

@@ -17,8 +17,10 @@ the models' whole state graphs in CI, is ``refimpl/tla/refine_informer.py``, whi
 runs the loop in ``ListMode.LIST_WATCH``). ``spec/InformerFaults.tla`` adds, over the
 DeltaFIFO informer, list errors (``ListFail``), an ERROR 410 on an open watch
 (``WatchExpired``), the relist after a watch that ends within ``VERY_SHORT_WATCH`` with
-no event (``WatchShort``) and bookmarks (``BookmarkSend``, ``WatchBookmark``), replayed
-the same way. Not in the specs: 429s, internal-error retries, watch-list, resync.
+no event (``WatchShort``), a 429 on a watch request, retried after a backoff from the
+same rv (``WatchRetry``), and bookmarks (``BookmarkSend``, ``WatchBookmark``), replayed
+the same way. Not in the specs: a 429 ending an open watch, internal-error retries,
+watch-list, resync.
 
 How the reflector gets its state (:class:`ListMode`): ``WATCH_LIST`` is client-go's
 default since v1.35 (the ``WatchListClient`` feature gate on by default): every pass of

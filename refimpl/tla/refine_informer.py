@@ -76,6 +76,12 @@ bounds), and the actions::
     BookmarkSend   server.send_bookmarks on the open watch (after the events in it)
     WatchBookmark  hand the loop the BOOKMARK at the head of its watch's stream (not
                    held back by the FIFO lock: it reaches no FIFO)
+    WatchRetry     the watch request on the wire is answered 429: the state is
+                   rebuilt with ApiServerCore.fail_next_watches(1) armed, so the
+                   loop's watch call raises TooManyRequests (the request was
+                   pending inside that call); the loop backs off ("watch-retry"),
+                   the replay lets the deadline pass and the loop asks for a new
+                   watch ("connect", checked to be from the last synced rv)
 
 process_next (DELTA) is Pop, then per delta StoreWrite + Distribute; process_taken
 (atomic) is ApplyEntry, Distribute per handler call, Finish. The code makes a handler
@@ -346,6 +352,10 @@ class _ListerWatcher:
         return ListResult(tuple(items), result.resource_version, result.continue_token)
 
     def watch(self, options: ListOptions) -> Watch:
+        if self.server.queued_faults()[1]:
+            # The server is set to refuse this request (a 429): the call raises, as
+            # client-go's Watch returns the error; no request is left on the wire.
+            self.server.watch(options.resource_version)
         return _PendingWatch(self.server, options)
 
 
@@ -458,7 +468,7 @@ class InformerMapping:
     @property
     def faults(self) -> bool:
         """Replaying InformerFaults.tla (list failures, a 410 on an open watch, very
-        short watches, bookmarks)."""
+        short watches, 429s on a watch request, bookmarks)."""
         return self.max_faults is not None
 
     # -- building -------------------------------------------------------------------
@@ -489,10 +499,13 @@ class InformerMapping:
         *,
         load: bool = True,
         short: bool = False,
+        refuse_watch: bool = False,
     ) -> _Informer:
         """The code in ``state``; ``load=False`` leaves the FIFO, indexer and ``applied``
         as the code constructs them; ``short`` leaves an open watch younger than
-        client-go's "very short watch" (else it has lasted longer)."""
+        client-go's "very short watch" (else it has lasted longer); ``refuse_watch``
+        (phase "connect") has the server answer the pending watch request 429, so
+        the loop is in its re-watch backoff."""
         history = state["history"]
         compacted = state["compacted"]
         last_sync = state["lastSyncRV"]
@@ -553,7 +566,12 @@ class InformerMapping:
             built.event_seen = bool(state["eventSeen"])
             built.faults = cast(int, state["faults"])
             built.bookmarks = cast(int, state["bookmarks"])
-        self._walk_loop(built, phase, last_sync, bool(state["populated"]), short=short)
+        if refuse_watch:
+            assert phase == "connect", phase
+            server.fail_next_watches(1)
+        self._walk_loop(
+            built, phase, last_sync, bool(state["populated"]), short=short, refused=refuse_watch
+        )
         if self.faults and state["bookmark"]:
             self._load_bookmark(built, state["bookmark"])
         if compacted:
@@ -595,7 +613,14 @@ class InformerMapping:
         return self.spec_state(self.build(empty, load=False))
 
     def _walk_loop(
-        self, built: _Informer, phase: Value, last_sync: int, listed: bool, *, short: bool
+        self,
+        built: _Informer,
+        phase: Value,
+        last_sync: int,
+        listed: bool,
+        *,
+        short: bool,
+        refused: bool = False,
     ) -> None:
         """Run the loop on a scripted list-watcher to the park point ``phase`` names,
         with ``lastSyncRV`` as its last synced rv. An open watch that has delivered an
@@ -606,6 +631,12 @@ class InformerMapping:
             return  # not started: its first step is the first list
         built.lw.script = ListResult((), rv, "")
         built.resume(None)  # list (nowhere) and ask for a watch at rv
+        built.lw.script = None
+        if refused:
+            # The request was answered 429 (WatchRetry): wherever that left the loop
+            # (client-go: its re-watch backoff) is the move's to read.
+            built.core.last_sync_resource_version = rv
+            return
         assert isinstance(built.park, WaitForEvent), built.park
         pending = cast(_PendingWatch, built.park.watch)
         built.lw.script = None
@@ -811,6 +842,14 @@ class InformerMapping:
             if watch.wire and watch.wire[0].type == ERROR:
                 built.resume(watch.next_event(0))  # the request's answer is a 410
             move("Connect", built)
+            if budget:
+                # The request's answer is a 429: the loop backs off, then asks again.
+                built = self.build(state, refuse_watch=True)
+                if isinstance(built.park, WaitUntil) and built.park.reason == "watch-retry":
+                    built.clock.set_time(max(built.clock.now(), built.park.deadline))
+                    built.resume(Wake.DEADLINE)
+                built.faults += 1
+                move("WatchRetry", built)
         elif phase == "watch":
             built = self.build(state)
             assert isinstance(built.park, WaitForEvent)
