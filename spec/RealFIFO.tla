@@ -314,6 +314,20 @@ Relisted(l) ==
 RelistLeavesListedKeys ==
     [][\A l \in Lists : Relisted(l) => EventualKeys' = Listed(l)]_vars
 
+(* RF-3, both modes: what a consumer step takes off the head of the log,   *)
+(* when it is two entries or more (PopBatch, TakeBatch), has only object    *)
+(* entries with distinct keys and stays inside the initial list while that *)
+(* is pending.  Read off the log, not the action, so a mutated batch is    *)
+(* judged too.  The 1000-entry cap is not modelled (MaxQueued is below it).*)
+BatchOK(b) ==
+    Len(b) >= 2 =>
+        /\ \A i \in DOMAIN b : IsObjectEntry(b[i])
+        /\ \A i, j \in DOMAIN b : i # j => b[i].obj.key # b[j].obj.key
+        /\ initialPopulationCount = 0 \/ Len(b) <= initialPopulationCount
+
+BatchIsWellFormed ==
+    [][Len(log') < Len(log) => BatchOK(SubSeq(log, 1, Len(log) - Len(log')))]_vars
+
 (* Liveness, both modes: the initial list is processed and HasSynced turns *)
 (* true (every finish counts its entries down).                            *)
 InitialListIsProcessed == populated ~> synced

@@ -110,6 +110,8 @@ ReplacedAllSetsStoreKeys ==
     [][Process /\ processing[1].delta.type = "ReplacedAll" =>
          {k \in Keys : store'[k] # 0} = F!Listed(processing[1].delta.obj)]_vars
 TakenIsProcessed == F!TakenIsProcessed
+BatchIsWellFormed ==
+    [][Len(log') < Len(log) => F!BatchOK(SubSeq(log, 1, Len(log) - Len(log')))]_vars
 RelistLeavesListedKeys ==
     [][\A l \in Lists : F!Relisted(l) => F!EventualKeys' = F!Listed(l)]_vars
 (* The initial list is processed and HasSynced turns true -- unless the   *)

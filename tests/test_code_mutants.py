@@ -249,6 +249,9 @@ MUTANTS: dict[str, Mutant] = {
             conform="replace-no-queued-tombstones",
             unit=lambda: _queued_only_unit(FIFO_CLASS["tombstones"]),
             replay=lambda: _fifo_replay(FIFO_CLASS["tombstones"]),
+            # List's Replace tombstones stored keys only: a queued Added of a key
+            # deleted during the 410 is stored after the relist, NoLostDelete (INF-3).
+            models=("InformerQueuedTombstonesSkipped", "RealFIFOTombstonesStoredOnly"),
         ),
         Mutant(
             "rewatch-after-410",
@@ -263,6 +266,8 @@ MUTANTS: dict[str, Mutant] = {
             replay=lambda: _informer_replay(
                 FifoMode.DELTA, reflector_core_factory=BROKEN_BUGS.RewatchAfterExpired
             ),
+            # Connect answered 410 asks for the same watch again: Converges (INF-3).
+            models=("InformerRewatchAfter410",),
         ),
         REWATCH_LIST_RV,
         Mutant(

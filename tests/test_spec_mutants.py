@@ -11,8 +11,9 @@ property. So no property the main models check holds by construction. Runs witho
 (tests/test_tlc_models.py, ``pytest -m tlc``, or ``refimpl spec check``).
 
 The FIFO and controller models name the properties that were vacuous or untested before
-(OTHERS): the relist, sync and close properties of spec/RealFIFOClose.tla and
-spec/DeltaFIFOClose.tla, and the controller's ActualFollowsCache; each has such a
+(OTHERS): the relist, sync, batch and close properties of spec/RealFIFOClose.tla and
+spec/DeltaFIFOClose.tla, and the controller's ActualFollowsCache,
+WorkersExitAfterShutDown and DrainWaitsForReconciles; each has such a
 mutant too (their other checked properties are not all covered).
 """
 
@@ -52,10 +53,14 @@ OTHERS = {
             "InitialListIsProcessed",
             "ExitOnlyWhenDrained",
             "ExitsAfterClose",
+            "BatchIsWellFormed",
         ),
     ),
     "DeltaFIFO": ("DeltaFIFOClose", ("ExitsAfterClose",)),
-    "Controller": ("Controller", ("ActualFollowsCache",)),
+    "Controller": (
+        "Controller",
+        ("ActualFollowsCache", "WorkersExitAfterShutDown", "DrainWaitsForReconciles"),
+    ),
 }
 OTHER_CASES = [(model, spec, prop) for model, (spec, props) in OTHERS.items() for prop in props]
 _WORD = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
