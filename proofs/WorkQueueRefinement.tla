@@ -15,4 +15,5 @@ Abstract == INSTANCE AbstractWorkQueue
 AbstractSpec == Abstract!Spec
 AbstractProgress == Abstract!Progress
 AbstractOneHolderPerKey == Abstract!OneHolderPerKey
+AbstractTypeOK == Abstract!TypeOK
 =============================================================================

@@ -56,6 +56,11 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+TypeOK ==
+    /\ pending \subseteq Keys
+    /\ holder \in [Workers -> Keys \cup {NoItem}]
+    /\ closed \in BOOLEAN
+
 OneHolderPerKey ==
     \A v, w \in Workers : v # w /\ holder[v] # NoItem => holder[v] # holder[w]
 

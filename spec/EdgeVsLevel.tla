@@ -72,6 +72,14 @@ Next == UserChange \/ Sync \/ Resync \/ Lose \/ Duplicate \/ Handle
 
 Spec == Init /\ [][Next]_vars /\ WF_vars(Sync) /\ WF_vars(Resync) /\ WF_vars(Handle)
 
+(* What each variable holds.  The edge-triggered handler's world can drift *)
+(* off by any amount, so actual is only an integer.                        *)
+TypeOK ==
+    /\ desired \in 0..MaxChanges /\ cache \in 0..MaxChanges /\ actual \in Int
+    /\ \A i \in 1..Len(channel) :
+          channel[i] \in [old : 0..MaxChanges, new : 0..MaxChanges]
+    /\ changes \in 0..MaxChanges /\ faults \in 0..MaxFaults
+
 (* Once the user stops, the world matches what was asked.                  *)
 Converges == <>[](actual = desired)
 =============================================================================
