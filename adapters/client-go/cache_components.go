@@ -45,6 +45,11 @@ func extHello(components map[string]any, protocol int) {
 var fifoMethods = []string{"add", "update", "delete", "replace", "resync", "pop_nowait",
 	"has_synced", "close", "is_closed", "known_add", "known_delete"}
 
+// fifoObserve lists the FIFOs' no-argument read-only methods, which a call may carry
+// under "observe" (main.go, adapter.call; docs/protocol.md "Observations carried by a
+// call").
+func fifoObserve() []string { return []string{"has_synced", "is_closed"} }
+
 func init() {
 	extComponents["store"] = extComponent{
 		minProtocol: 1,
@@ -61,15 +66,18 @@ func init() {
 		minProtocol: 1,
 		caps: func() map[string]any {
 			return map[string]any{"methods": fifoMethods,
-				"options": []string{"known_objects", "emit_delta_type_replaced"}}
+				"options": []string{"known_objects", "emit_delta_type_replaced"},
+				"observe": fifoObserve()}
 		},
 		create: newDeltaFIFOInstance,
 	}
 	extComponents["real_fifo"] = extComponent{
 		minProtocol: 1,
 		caps: func() map[string]any {
-			methods := append(append([]string{}, fifoMethods...), "pop_begin", "pop_end")
-			return map[string]any{"methods": methods, "options": []string{"atomic"}}
+			methods := append(append([]string{}, fifoMethods...),
+				"pop_begin", "pop_end", "pop_batch_nowait")
+			return map[string]any{"methods": methods, "options": []string{"atomic"},
+				"observe": fifoObserve()}
 		},
 		create: newRealFIFOInstance,
 	}
@@ -346,6 +354,8 @@ func (in *fifoInstance) call(method string, args map[string]any) (any, error) {
 			return nil
 		})
 		return popAnswer(got, err)
+	case "pop_batch_nowait":
+		return in.popBatchNowait()
 	case "pop_begin":
 		return in.popBegin()
 	case "pop_end":
@@ -364,11 +374,44 @@ func (in *fifoInstance) call(method string, args map[string]any) (any, error) {
 // popped is the answer for what Pop handed its process function.
 func popped(obj any, isInInitialList bool) map[string]any {
 	deltas, _ := obj.(cache.Deltas)
+	return poppedAs("item", deltas, isInInitialList)
+}
+
+// poppedAs is a pop answer of the given kind ("item", or "batch" for what PopBatch
+// handed its processBatch) for these deltas.
+func poppedAs(kind string, deltas []cache.Delta, isInInitialList bool) map[string]any {
 	out := make([]any, 0, len(deltas))
 	for _, d := range deltas {
 		out = append(out, deltaJSON(d))
 	}
-	return map[string]any{"kind": "item", "deltas": out, "initial": isInInitialList}
+	return map[string]any{"kind": kind, "deltas": out, "initial": isInInitialList}
+}
+
+// popBatchNowait is RealFIFO.PopBatch (the_real_fifo.go) with process functions that
+// only record what they were handed: processBatch ("batch", two or more entries) or
+// processSingle ("item", one). It decides "empty" as pop_nowait does (PopBatch, like
+// Pop, would block on an empty open FIFO). Between pop_begin and pop_end it is refused,
+// as a second pop_begin is: the RealFIFO is documented for one consumer.
+func (in *fifoInstance) popBatchNowait() (any, error) {
+	rf, ok := in.f.(*cache.RealFIFO)
+	if !ok {
+		return nil, refuse("unsupported", "pop_batch_nowait: only a RealFIFO has PopBatch")
+	}
+	if in.pop != nil {
+		return nil, refuse("bad_request", "pop_batch_nowait while a pop_begin is unfinished")
+	}
+	if in.queued() == 0 && !rf.IsClosed() {
+		return map[string]any{"kind": "empty"}, nil
+	}
+	var got any
+	err := rf.PopBatch(func(deltas []cache.Delta, isInInitialList bool) error {
+		got = poppedAs("batch", deltas, isInInitialList)
+		return nil
+	}, func(obj any, isInInitialList bool) error {
+		got = popped(obj, isInInitialList)
+		return nil
+	})
+	return popAnswer(got, err)
 }
 
 // popAnswer is pop_nowait's answer from Pop's result (got: what process recorded).

@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"time"
 
@@ -36,7 +37,7 @@ type component struct {
 	// the informer); hello leaves it out when the harness speaks an older one.
 	minProtocol int
 	// capabilities is the component's entry in hello's "components" (methods, limiters,
-	// heap_order, options, ...).
+	// heap_order, options, observe, ...); adapter.call reads its "observe" list.
 	capabilities func() map[string]any
 	// create builds an instance on the example's shared fake clock.
 	create func(env *env, options map[string]any) (instance, error)
@@ -81,11 +82,30 @@ type request struct {
 	Method    string          `json:"method"`
 	Args      map[string]any  `json:"args"`
 	Seconds   *float64        `json:"seconds"`
+	// Observe is a call's optional "observe" list (docs/protocol.md, "Observations
+	// carried by a call"); kept raw so that a malformed one is a bad_request answered
+	// with the request's id.
+	Observe json.RawMessage `json:"observe"`
 }
 
 type okResponse struct {
 	ID     json.RawMessage `json:"id"`
 	Result any             `json:"result"`
+}
+
+// observedResponse answers a call that carried "observe": the call's result and, beside
+// it, what each named method answered after it.
+type observedResponse struct {
+	ID       json.RawMessage `json:"id"`
+	Result   any             `json:"result"`
+	Observed map[string]any  `json:"observed"`
+}
+
+// observed is what adapter.call returns for a call that carried "observe"; main turns it
+// into an observedResponse.
+type observed struct {
+	result   any
+	observed map[string]any
 }
 
 type errorBody struct {
@@ -96,6 +116,15 @@ type errorBody struct {
 type errResponse struct {
 	ID    json.RawMessage `json:"id"`
 	Error errorBody       `json:"error"`
+}
+
+// errorOf is the protocol's error body for err: a refusal's kind, otherwise exception.
+func errorOf(err error) errorBody {
+	kind := "exception"
+	if rf, ok := err.(refusal); ok {
+		kind = rf.kind
+	}
+	return errorBody{kind, err.Error()}
 }
 
 // refusal is an error answered in-protocol with the given kind.
@@ -128,6 +157,10 @@ type adapter struct {
 	env        *env
 	instances  map[string]instance
 	order      []string // instance names in creation order (advance visits them so)
+	// observable: per instance, the methods its component declares under "observe" in
+	// hello (docs/protocol.md, "Observations carried by a call"); a call may name only
+	// those.
+	observable map[string][]string
 }
 
 func newAdapter() *adapter {
@@ -146,6 +179,7 @@ func (a *adapter) reset() {
 	a.env = &env{clock: clocktesting.NewFakeClock(epoch)}
 	a.instances = map[string]instance{}
 	a.order = nil
+	a.observable = map[string][]string{}
 }
 
 func (a *adapter) create(r request) error {
@@ -169,9 +203,20 @@ func (a *adapter) create(r request) error {
 	}
 	a.instances[r.Instance] = in
 	a.order = append(a.order, r.Instance)
+	a.observable[r.Instance] = observeList(c.capabilities())
 	return nil
 }
 
+// observeList is the "observe" entry of a component's hello capabilities (nil: none).
+func observeList(caps map[string]any) []string {
+	list, _ := caps["observe"].([]string)
+	return list
+}
+
+// call runs one method. With "observe" it then calls each named method (no arguments)
+// on the same instance, in order, once the call has answered, i.e. after its
+// quiescence wait (every instance's call returns only then), and answers the results
+// beside the call's own (docs/protocol.md, "Observations carried by a call").
 func (a *adapter) call(r request) (any, error) {
 	in, ok := a.instances[r.Instance]
 	if !ok {
@@ -181,7 +226,44 @@ func (a *adapter) call(r request) (any, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	return in.call(r.Method, args)
+	var names []string
+	if len(r.Observe) > 0 && string(r.Observe) != "null" {
+		if err := json.Unmarshal(r.Observe, &names); err != nil {
+			return nil, refuse("bad_request", "observe must be a list of method names: %v", err)
+		}
+		allowed := a.observable[r.Instance]
+		for _, name := range names {
+			if !slices.Contains(allowed, name) {
+				return nil, refuse("bad_request",
+					"observe: %q is not among the observable methods %v of this component", name, allowed)
+			}
+		}
+	}
+	result, err := in.call(r.Method, args)
+	if err != nil || names == nil {
+		return result, err
+	}
+	out := observed{result: result, observed: make(map[string]any, len(names))}
+	for _, name := range names {
+		got, err := observeOne(in, name)
+		if err != nil {
+			out.observed[name] = map[string]any{"error": errorOf(err)}
+		} else {
+			out.observed[name] = got
+		}
+	}
+	return out, nil
+}
+
+// observeOne calls one observed method; a panic is that method's exception, not the
+// whole request's.
+func observeOne(in instance, name string) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = refuse("exception", "panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return in.call(name, map[string]any{})
 }
 
 func (a *adapter) advance(r request) error {
@@ -235,7 +317,7 @@ func (a *adapter) hello(r request) (any, error) {
 	return map[string]any{
 		"protocol":       a.protocol,
 		"name":           "client-go-adapter",
-		"version":        "0.2.0",
+		"version":        "0.3.0",
 		"implementation": "k8s.io/client-go " + moduleVersion("k8s.io/client-go"),
 		"components":     components,
 	}, nil
@@ -279,37 +361,40 @@ func moduleVersion(path string) string {
 	return "(unknown version)"
 }
 
+// respond answers one request line with one response line (no newline).
+func (a *adapter) respond(text []byte) []byte {
+	var r request
+	var reply any
+	if err := json.Unmarshal(text, &r); err != nil {
+		reply = errResponse{json.RawMessage("null"), errorBody{"bad_request", err.Error()}}
+	} else {
+		id := r.ID
+		if len(id) == 0 {
+			id = json.RawMessage("null")
+		}
+		result, err := a.handle(r)
+		if err != nil {
+			reply = errResponse{id, errorOf(err)}
+		} else if o, ok := result.(observed); ok {
+			reply = observedResponse{id, o.result, o.observed}
+		} else {
+			reply = okResponse{id, result}
+		}
+	}
+	line, err := json.Marshal(reply)
+	if err != nil {
+		line = []byte(`{"id":null,"error":{"kind":"internal","message":"cannot encode"}}`)
+	}
+	return line
+}
+
 func main() {
 	a := newAdapter()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20+2)
 	out := bufio.NewWriter(os.Stdout)
 	for in.Scan() {
-		var r request
-		var reply any
-		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
-			reply = errResponse{json.RawMessage("null"), errorBody{"bad_request", err.Error()}}
-		} else {
-			id := r.ID
-			if len(id) == 0 {
-				id = json.RawMessage("null")
-			}
-			result, err := a.handle(r)
-			if err != nil {
-				kind := "exception"
-				if rf, ok := err.(refusal); ok {
-					kind = rf.kind
-				}
-				reply = errResponse{id, errorBody{kind, err.Error()}}
-			} else {
-				reply = okResponse{id, result}
-			}
-		}
-		line, err := json.Marshal(reply)
-		if err != nil {
-			line = []byte(`{"id":null,"error":{"kind":"internal","message":"cannot encode"}}`)
-		}
-		out.Write(line)
+		out.Write(a.respond(in.Bytes()))
 		out.WriteByte('\n')
 		out.Flush()
 	}

@@ -46,13 +46,19 @@ func workqueueComponents() []component {
 	queue := []string{"add", "get_nowait", "done", "len", "shut_down", "shutting_down",
 		"drain_start", "drain_returned"}
 	with := func(extra ...string) []string { return append(append([]string{}, queue...), extra...) }
+	// observe: the no-argument read-only methods a call may carry (main.go, adapter.call;
+	// docs/protocol.md "Observations carried by a call"); every queue has the drain pair.
+	observe := func() []string { return []string{"len", "shutting_down", "drain_returned"} }
 	return []component{
 		{name: "queue", minProtocol: 1,
-			capabilities: func() map[string]any { return map[string]any{"methods": queue} },
-			create:       newQueueInstance},
+			capabilities: func() map[string]any {
+				return map[string]any{"methods": queue, "observe": observe()}
+			},
+			create: newQueueInstance},
 		{name: "delaying_queue", minProtocol: 1,
 			capabilities: func() map[string]any {
-				return map[string]any{"methods": with("add_after"), "heap_order": true}
+				return map[string]any{"methods": with("add_after"), "heap_order": true,
+					"observe": observe()}
 			},
 			create: newDelayingInstance},
 		{name: "rate_limiting_queue", minProtocol: 1,
@@ -61,6 +67,7 @@ func workqueueComponents() []component {
 					"methods":    with("add_after", "add_rate_limited", "forget", "num_requeues"),
 					"limiters":   limiterNames(),
 					"heap_order": true,
+					"observe":    observe(),
 				}
 			},
 			create: newRateLimitingInstance},
