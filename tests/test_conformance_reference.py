@@ -222,3 +222,147 @@ def test_option_must_be_json(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["--option", "known_objects=nope", "--", "true"]) == 3
     assert "must be JSON" in capsys.readouterr().err
+
+
+# -- the optional parts the spec-driven walks use (docs/protocol.md) ----------------------
+
+
+def _obj(name: str, rv: str) -> dict[str, object]:
+    return {"namespace": "", "name": name, "rv": rv, "labels": {}}
+
+
+def test_a_call_carries_observations_taken_after_it() -> None:
+    driver = ReferenceDriver()
+    assert driver.capabilities()["components"]["delaying_queue"]["observe"] == [
+        "len",
+        "shutting_down",
+        "drain_returned",
+    ]
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
+    request = {"id": 2, "op": "call", "instance": "q", "method": "add", "args": {"item": "a"}}
+    response = driver.handle({**request, "observe": ["len", "shutting_down"]})
+    assert response == {"id": 2, "result": None, "observed": {"len": 1, "shutting_down": False}}
+    # The same as the reads sent as requests of their own right after.
+    assert call(driver, 3, "len") == 1
+    # Each read once, in the order asked; "a" was already queued.
+    response = driver.handle({**request, "id": 4, "observe": ["drain_returned", "len"]})
+    assert list(response["observed"].items()) == [("drain_returned", False), ("len", 1)]
+    # An empty list observes nothing, and says so.
+    assert driver.handle({**request, "id": 6, "observe": []})["observed"] == {}
+
+
+def test_a_bad_observation_refuses_the_call_unrun() -> None:
+    driver = ReferenceDriver()
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
+    request = {"id": 2, "op": "call", "instance": "q", "method": "add", "args": {"item": "a"}}
+    for observe in (["has_synced"], ["add"], "len", [1]):
+        response = driver.handle({**request, "observe": observe})
+        assert response["error"]["kind"] == "bad_request", (observe, response)
+    assert call(driver, 3, "len") == 0
+    response = driver.handle({**request, "instance": "nope", "observe": ["len"]})
+    assert response["error"]["kind"] == "no_instance"
+    # A call that fails answers its error alone.
+    response = driver.handle(
+        {"id": 4, "op": "call", "instance": "q", "method": "done", "args": {}, "observe": ["len"]}
+    )
+    assert "error" in response and "observed" not in response
+    # Without the declaration, a call may observe nothing.
+    plain = ReferenceDriver(observe=False)
+    assert "observe" not in plain.capabilities()["components"]["delaying_queue"]
+    plain.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
+    assert plain.handle({**request, "observe": ["len"]})["error"]["kind"] == "bad_request"
+
+
+def test_pop_batch_nowait_takes_a_batch_or_one_entry() -> None:
+    driver = ReferenceDriver()
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "real_fifo"})
+    for i, name in enumerate(("a", "b", "a")):
+        call(driver, 2 + i, "add", obj=_obj(name, str(i + 1)))
+    # Distinct keys from the head: a, b (the second a closes the batch).
+    batch = call(driver, 10, "pop_batch_nowait")
+    assert batch == {
+        "kind": "batch",
+        "deltas": [
+            {"type": "Added", "object": _obj("a", "1")},
+            {"type": "Added", "object": _obj("b", "2")},
+        ],
+        "initial": False,
+    }
+    single = call(driver, 11, "pop_batch_nowait")
+    assert single == {
+        "kind": "item",
+        "deltas": [{"type": "Added", "object": _obj("a", "3")}],
+        "initial": False,
+    }
+    assert call(driver, 12, "pop_batch_nowait") == {"kind": "empty"}
+    call(driver, 13, "close")
+    assert call(driver, 14, "pop_batch_nowait") == {"kind": "closed"}
+    # Not while a pop_begin's process function runs.
+    driver.handle({"id": 15, "op": "create", "instance": "r", "component": "real_fifo"})
+    add = {
+        "id": 16,
+        "op": "call",
+        "instance": "r",
+        "method": "add",
+        "args": {"obj": _obj("a", "1")},
+    }
+    driver.handle(add)
+    driver.handle({"id": 17, "op": "call", "instance": "r", "method": "pop_begin", "args": {}})
+    response = driver.handle(
+        {"id": 18, "op": "call", "instance": "r", "method": "pop_batch_nowait", "args": {}}
+    )
+    assert response["error"]["kind"] == "bad_request"
+
+
+def test_reference_adapter_rejects_unknown_arguments() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [*REFERENCE, "--bogus"], input=b"", capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 2 and b"--no-observe" in done.stderr
+
+
+def test_a_replace_tombstones_queued_keys_in_the_order_the_adapter_queued_them() -> None:
+    """client-go's RealFIFO.Replace (reconcileReplacement) tombstones queued keys in
+    the order they were first queued; when that order was a resync's open (Go map)
+    order, the tombstones follow the order the adapter took there."""
+    b, xa = _obj("b", "2"), {**_obj("a", "3"), "namespace": "x"}
+    for first, second in ((xa, b), (b, xa)):
+        driver = ReferenceDriver()
+        driver.handle({"id": 1, "op": "create", "instance": "q", "component": "real_fifo"})
+        call(driver, 2, "known_add", obj=b)
+        call(driver, 3, "known_add", obj=xa)
+        call(driver, 4, "resync")
+        call(driver, 5, "replace", objs=[_obj("a", "1")], rv="10")
+        popped = []
+        for i, obj in enumerate((first, second)):
+            sync = {"kind": "item", "deltas": [{"type": "Sync", "object": obj}], "initial": False}
+            request = {"id": 6 + i, "op": "call", "instance": "q", "method": "pop_nowait"}
+            answer = driver.handle({**request, "args": {}}, actual={"result": sync})
+            popped.append(answer["result"]["deltas"][0]["object"])
+        assert popped == [first, second]
+        tombstones = [call(driver, 8 + i, "pop_nowait") for i in range(2)]
+        keys = [t["deltas"][0]["object"]["tombstone"]["key"] for t in tombstones]  # type: ignore[index]
+        assert keys == ["x/a" if first is xa else "b", "b" if first is xa else "x/a"]
+
+
+def test_a_key_first_queued_by_a_resync_leads_the_tombstones_of_every_replace() -> None:
+    """Two replaces after a resync: each one's tombstones follow the adapter's order of
+    the Sync entries (only the first replace has two queued keys led by them)."""
+    b, xa = _obj("b", "1"), {**_obj("a", "1"), "namespace": "x"}
+    driver = ReferenceDriver()
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "real_fifo"})
+    call(driver, 2, "known_add", obj=b)
+    call(driver, 3, "known_add", obj=xa)
+    call(driver, 4, "resync")
+    call(driver, 5, "replace", objs=[], rv="10")
+    call(driver, 6, "add", obj=_obj("a", "1"))
+    call(driver, 7, "add", obj=b)
+    call(driver, 8, "replace", objs=[], rv="10")
+    for i, obj in enumerate((b, xa)):  # the insertion order, as the reference has it
+        sync = {"kind": "item", "deltas": [{"type": "Sync", "object": obj}], "initial": True}
+        request = {"id": 9 + i, "op": "call", "instance": "q", "method": "pop_nowait"}
+        driver.handle({**request, "args": {}}, actual={"result": sync})
+    tombstone = call(driver, 11, "pop_nowait")
+    assert tombstone["deltas"][0]["object"]["tombstone"]["key"] == "b"  # type: ignore[index]

@@ -386,6 +386,13 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
         super().__init__()
         #: pop_begin took an entry whose process function has not returned yet.
         self.taken = False
+        #: A replace's tombstone of a queued key comes in the order that key was first
+        #: queued (client-go the_real_fifo.go reconcileReplacement); when that order is
+        #: an open one the adapter decides later, so is theirs. id(first queued entry)
+        #: -> that key's tombstones (one per replace), and id(tombstone) -> the
+        #: tombstones of its replace not yet placed.
+        self.follower: dict[int, list[Delta]] = {}
+        self.followers: dict[int, list[Delta]] = {}
         atomic = bool(options.get("atomic", False))
         self.fifo = parts.real_fifo(
             known_objects=None if atomic else self.known, atomic_events=atomic
@@ -396,6 +403,7 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
             "pop_nowait": self.m_pop_nowait,
             "pop_begin": self.m_pop_begin,
             "pop_end": self.m_pop_end,
+            "pop_batch_nowait": self.m_pop_batch_nowait,
         }
 
     def _mark_new(self, before: int, keep: Callable[[Delta], bool]) -> None:
@@ -406,7 +414,13 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
         objs = _objs(args)
         before = len(self.fifo.items)
         seen = {self.fifo.key_of(d) for d in self.fifo.items if d.type in _KEYED}
+        first: dict[str, Delta] = {}
+        for d in self.fifo.items:
+            if d.type in _KEYED:
+                first.setdefault(self.fifo.key_of(d), d)
         self.fifo.replace(objs, str(args.get("rv", "")))
+        if not self.fifo.atomic_events:
+            self._link_tombstones(list(self.fifo.items)[before:], first)
         # Tombstones for known keys never seen in the log come in Go map order.
         self._mark_new(
             before,
@@ -417,6 +431,35 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
         before = len(self.fifo.items)
         self.fifo.resync()
         self._mark_new(before, lambda d: d.type is DeltaType.SYNC)
+
+    def _link_tombstones(self, new: list[Delta], first: dict[str, Delta]) -> None:
+        """Tie a replace's tombstones of queued keys to those keys' first entries when
+        the order of those is still open (see ``follower``)."""
+        tombs = [d for d in new if d.type is DeltaType.DELETED and self.fifo.key_of(d) in first]
+        leaders = [first[self.fifo.key_of(d)] for d in tombs]
+        if len(tombs) < 2 or not any(id(lead) in self.group for lead in leaders):
+            return
+        for lead, tomb in zip(leaders, tombs, strict=True):
+            self.follower.setdefault(id(lead), []).append(tomb)
+            self.followers[id(tomb)] = tombs
+
+    def _leaving(self, entry: Delta) -> None:
+        """``entry`` is taken: each tombstone it leads is the next of its replace's
+        tombstones still queued (it moves to the first of their places)."""
+        self.group.pop(id(entry), None)
+        for tomb in self.follower.pop(id(entry), []):
+            self._place(tomb)
+
+    def _place(self, tomb: Delta) -> None:
+        items = self.fifo.items
+        unplaced = self.followers.pop(id(tomb), [])
+        queued = {id(t) for t in unplaced}
+        places = [i for i, d in enumerate(items) if id(d) in queued]
+        here = next((i for i in places if items[i] is tomb), None)
+        if here is not None and places[0] != here:
+            items[places[0]], items[here] = items[here], items[places[0]]
+        # Placed: the replace's later tombstones go after it.
+        unplaced[:] = [t for t in unplaced if t is not tomb]
 
     def m_pop_nowait(self, args: dict[str, Any], actual: Any) -> Any:
         items = self.fifo.items
@@ -442,7 +485,7 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
             return {"kind": "empty"}
         except FIFOClosedError:
             return {"kind": "closed"}
-        self.group.pop(id(delta), None)
+        self._leaving(delta)
         return {"kind": "item", "deltas": [delta_json(delta)], "initial": initial}
 
     # -- spec walks: Pop split where its process function runs
@@ -462,6 +505,23 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
             raise ProtocolError("bad_request", "pop_end without an unfinished pop_begin")
         self.taken = False
         self.fifo.finish(1)
+
+    def m_pop_batch_nowait(self, args: dict[str, Any], actual: Any) -> Any:
+        """PopBatch with process functions that do nothing: a batch of two or more
+        entries (``processBatch``), or one entry (``processSingle``), as pop_nowait."""
+        if self.taken:
+            raise ProtocolError("bad_request", "pop_batch_nowait while a pop_begin is unfinished")
+        try:
+            deltas, initial = self.fifo.take_batch()
+        except WouldBlock:
+            return {"kind": "empty"}
+        except FIFOClosedError:
+            return {"kind": "closed"}
+        for delta in deltas:
+            self._leaving(delta)
+        self.fifo.finish(len(deltas))
+        kind = "item" if len(deltas) == 1 else "batch"
+        return {"kind": kind, "deltas": [delta_json(d) for d in deltas], "initial": initial}
 
     def describe(self) -> str:
         shown = " ".join(f"{d.type}:{_short(d.object)}" for d in self.fifo.items)

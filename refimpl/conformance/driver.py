@@ -38,6 +38,7 @@ from refimpl.conformance.informer_driver import InformerComponent, InformerParts
 from refimpl.conformance.protocol import (
     COMPONENTS,
     LIMITERS,
+    OBSERVE,
     PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
     SPEC_METHODS,
@@ -427,15 +428,24 @@ class ReferenceDriver:
     name = "refimpl-reference"
 
     def __init__(
-        self, parts: Parts | None = None, *, name: str | None = None, steered: bool = False
+        self,
+        parts: Parts | None = None,
+        *,
+        name: str | None = None,
+        steered: bool = False,
+        observe: bool = True,
     ) -> None:
         self.parts = parts if parts is not None else Parts()
         if name is not None:
             self.name = name
         #: In-process, following an adapter's answers (see InformerComponent).
         self.steered = steered
+        #: Declare the observations a call may carry (docs/protocol.md).
+        self.observe = observe
         self.clock = FakeClock(0.0)
         self.instances: dict[str, Component] = {}
+        #: each instance's component name (what its calls may observe)
+        self.kinds: dict[str, str] = {}
         self.protocol = PROTOCOL_VERSION
         #: Work queue components whose adapter declared ``heap_order``: the harness
         #: compares their equal-deadline order exactly (see WorkqueueComponent).
@@ -464,6 +474,9 @@ class ReferenceDriver:
             "methods": list(COMPONENTS["real_fifo"] + SPEC_METHODS["real_fifo"]),
             "options": ["atomic"],
         }
+        for name, reads in OBSERVE.items():
+            if self.observe:
+                components[name]["observe"] = list(reads)
         if protocol >= 2:
             components["informer"] = {
                 "methods": list(COMPONENTS["informer"]),
@@ -486,7 +499,11 @@ class ReferenceDriver:
         try:
             if not isinstance(request, dict):
                 raise ProtocolError("bad_request", "a request must be a JSON object")
-            return ok_response(rid, self._dispatch(request, actual))
+            observe = self._observe_names(request)
+            response = ok_response(rid, self._dispatch(request, actual))
+            if observe is not None:
+                response["observed"] = self._observed(request, observe)
+            return response
         except ProtocolError as exc:
             return error_response(rid, exc.kind, exc.message)
         except (ValueError, TypeError, OverflowError) as exc:
@@ -509,6 +526,7 @@ class ReferenceDriver:
         if op == "reset":
             self.clock = FakeClock(0.0)
             self.instances = {}
+            self.kinds = {}
             return None
         if op == "create":
             return self._create(request)
@@ -529,6 +547,34 @@ class ReferenceDriver:
             return None
         raise ProtocolError("bad_request", f"unknown op {op!r}")
 
+    def _observe_names(self, request: dict[str, Any]) -> list[str] | None:
+        """A call's ``observe`` list (None: none asked for), checked before the call runs."""
+        names = request.get("observe")
+        if names is None:
+            return None
+        if not self.observe:
+            raise ProtocolError("bad_request", "this adapter declares no observations")
+        if request.get("op") != "call" or not isinstance(names, list):
+            raise ProtocolError("bad_request", "'observe' is a list of names, on a 'call' only")
+        self._instance(request)  # no_instance before bad names
+        instance = request.get("instance")
+        allowed = OBSERVE.get(self.kinds.get(instance, "") if isinstance(instance, str) else "")
+        unknown = [n for n in names if not isinstance(n, str) or n not in (allowed or ())]
+        if unknown:
+            raise ProtocolError("bad_request", f"cannot observe {unknown!r} on {instance!r}")
+        return names
+
+    def _observed(self, request: dict[str, Any], names: list[str]) -> dict[str, Any]:
+        """What each named read answers after the call, as a request of its own would."""
+        instance = self._instance(request)
+        out: dict[str, Any] = {}
+        for name in names:
+            try:
+                out[name] = instance.call(name, {}, None)
+            except ProtocolError as exc:
+                out[name] = {"error": {"kind": exc.kind, "message": exc.message}}
+        return out
+
     def _instance(self, request: dict[str, Any]) -> Component:
         name = request.get("instance")
         if not isinstance(name, str) or name not in self.instances:
@@ -546,6 +592,7 @@ class ReferenceDriver:
         if not isinstance(options, dict):
             raise ProtocolError("bad_request", "'options' must be an object")
         self.instances[name] = self.build(component, options)
+        self.kinds[name] = str(component)
 
     def build(self, component: Any, options: dict[str, Any]) -> Component:
         if component in ("queue", "delaying_queue", "rate_limiting_queue"):

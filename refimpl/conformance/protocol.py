@@ -19,6 +19,7 @@ __all__ = [
     "ERROR_KINDS",
     "LIMITERS",
     "MAX_LINE_BYTES",
+    "OBSERVE",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "SPEC_METHODS",
@@ -132,15 +133,31 @@ COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
 _DRAIN = ("drain_start", "drain_returned")
 
 #: Optional methods only the spec-driven walks (``refimpl conform --from-spec``) send:
-#: each splits a call that blocks its caller in two, so the walk can take the spec's
-#: steps in between (ShutDownWithDrain waiting for in-flight items; an atomic RealFIFO's
-#: Pop whose process function runs with the lock released). Random search never
-#: generates them, so an adapter that does not declare them is tested as before.
+#: the drain and pop pairs split a call that blocks its caller in two, so the walk can
+#: take the spec's steps in between (ShutDownWithDrain waiting for in-flight items; an
+#: atomic RealFIFO's Pop whose process function runs with the lock released);
+#: ``pop_batch_nowait`` is RealFIFO.PopBatch, a step of its own in spec/RealFIFO.tla.
+#: Random search never generates them, so an adapter that does not declare them is
+#: tested as before.
 SPEC_METHODS: Final[dict[str, tuple[str, ...]]] = {
     "queue": _DRAIN,
     "delaying_queue": _DRAIN,
     "rate_limiting_queue": _DRAIN,
-    "real_fifo": ("pop_begin", "pop_end"),
+    "real_fifo": ("pop_begin", "pop_end", "pop_batch_nowait"),
+}
+
+_QUEUE_READS = ("len", "shutting_down", "drain_returned")
+_FIFO_READS = ("has_synced", "is_closed")
+
+#: Methods a ``call`` may carry in its ``observe`` list (docs/protocol.md, "Observations
+#: carried by a call"): no arguments, no effect. The walks attach their checks to the
+#: step's last call instead of sending each as a request of its own.
+OBSERVE: Final[dict[str, tuple[str, ...]]] = {
+    "queue": _QUEUE_READS,
+    "delaying_queue": _QUEUE_READS,
+    "rate_limiting_queue": _QUEUE_READS,
+    "delta_fifo": _FIFO_READS,
+    "real_fifo": _FIFO_READS,
 }
 
 #: Rate limiter names and their parameters (durations in seconds).

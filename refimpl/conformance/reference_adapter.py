@@ -43,8 +43,18 @@ def serve(driver: ReferenceDriver, stdin: BinaryIO, stdout: BinaryIO) -> int:
         stdout.flush()
 
 
-def main() -> int:
-    return serve(ReferenceDriver(), sys.stdin.buffer, sys.stdout.buffer)
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--no-observe"]):
+        print(
+            "usage: python -m refimpl.conformance.reference_adapter [--no-observe]\n"
+            "  --no-observe  declare no observations carried by a call "
+            "(docs/protocol.md): every check is a request of its own",
+            file=sys.stderr,
+        )
+        return 2
+    driver = ReferenceDriver(observe=not args)
+    return serve(driver, sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":
