@@ -21,6 +21,7 @@ import sys
 
 from conformance import BROKEN, REFERENCE, load_bugs  # benchmarks/conformance.py
 
+from refimpl.conformance.protocol import OBSERVE
 from refimpl.conformance.spec_driven import DRIVERS, drive, load_model_graph
 
 #: component -> the models whose graphs drive it
@@ -94,6 +95,12 @@ def main() -> int:
     for model, driver in DRIVERS.items():
         run = drive(driver, graphs[model], REFERENCE)
         cov = run.coverage
+        # The same walk with every check sent as a request of its own (no observations
+        # carried by a call); the informer's answers carry their observation anyway.
+        plain = "-"
+        if driver.component in OBSERVE:
+            alone = drive(driver, graphs[model], [*REFERENCE, "--no-observe"]).coverage
+            plain = f"{alone.requests / max(alone.covered, 1):.2f}"
         cover_rows.append(
             [
                 model,
@@ -103,7 +110,9 @@ def main() -> int:
                 f"{cov.states_visited}/{cov.states}",
                 f"{cov.steps}",
                 f"{cov.requests}",
+                f"{cov.observed}",
                 f"{cov.requests / max(cov.covered, 1):.2f}",
+                plain,
                 f"{cov.seconds:.1f}",
             ]
         )
@@ -116,7 +125,9 @@ def main() -> int:
             "states",
             "steps",
             "requests",
+            "checks carried",
             "requests/edge",
+            "requests/edge, checks sent alone",
             "seconds",
         ],
         cover_rows,

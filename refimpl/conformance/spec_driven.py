@@ -50,6 +50,8 @@ from refimpl.conformance.spec_drivers import (
     DrivenEdge,
     SpecDriver,
     request_key,
+    shared_credit,
+    state_classes,
 )
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import default_spec_dir, load_manifest
@@ -112,6 +114,13 @@ class Deviation:
         return "\n".join(lines)
 
 
+def _error_kind(value: Any) -> Any:
+    """An observed answer as a request of its own would be compared: an error by its kind."""
+    if isinstance(value, dict) and set(value) == {"error"} and isinstance(value["error"], dict):
+        return {"error": {"kind": value["error"].get("kind")}}
+    return value
+
+
 def _shown(value: Any) -> str:
     return json.dumps(value, separators=(", ", ": "))
 
@@ -132,6 +141,8 @@ class Coverage:
     requests: int = 0
     resets: int = 0
     open_order_steps: int = 0
+    #: checks answered inside another request (docs/protocol.md, observations)
+    observed: int = 0
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -141,6 +152,11 @@ class Coverage:
             f"{self.steps} steps in {self.resets + 1} walks, {self.requests} requests, "
             f"{self.seconds:.1f} s",
         ]
+        if self.observed:
+            lines.append(
+                f"  {self.observed} checks were answered inside those requests (observations "
+                "carried by a call), not as requests of their own"
+            )
         for reason, count in sorted(self.undriven.items()):
             if count:
                 lines.append(f"  not driven: {count} edges ({reason})")
@@ -185,6 +201,7 @@ class _Graph:
     def __init__(self, graph: StateGraph, driver: SpecDriver, methods: frozenset[str]) -> None:
         self.graph = graph
         steps, self.undriven = driver.driven(graph, methods)
+        steps = shared_credit(graph, driver, steps)
         # A driver may walk several copies of the graph (the informer's paused copy:
         # node ``i + k * len(states)`` is state ``i``).
         nodes = max([len(graph.states) - 1, *(max(s.source, s.target) for s in steps)]) + 1
@@ -197,6 +214,8 @@ class _Graph:
         self.drivable = {i for s in self.steps for i in s.covers}
         listed = {i for s in steps for i in s.covers}
         self.unreachable = len(listed - self.drivable)
+        #: each node's predecessors (built when first needed)
+        self.into: list[list[int]] | None = None
 
     def reachable(self, start: int) -> set[int]:
         seen = {start}
@@ -254,6 +273,22 @@ class _Graph:
             return None
         here = path[-1].target if path else start
         return [*path, next(s for s in self.out[here] if taken.is_open(s))]
+
+    def distances_to(self, goal: int) -> dict[int, int]:
+        """Steps from each node that reaches ``goal`` to it (breadth first, backwards)."""
+        if self.into is None:
+            self.into = [[] for _ in self.out]
+            for step in self.steps:
+                self.into[step.target].append(step.source)
+        dist = {goal: 0}
+        todo = deque([goal])
+        while todo:
+            here = todo.popleft()
+            for before in self.into[here]:
+                if before not in dist:
+                    dist[before] = dist[here] + 1
+                    todo.append(before)
+        return dist
 
     def shortest_path(self, start: int, goal: int) -> list[DrivenEdge]:
         return self.search(start, lambda state: state == goal) or []
@@ -554,15 +589,16 @@ def drive(
     adapter = AdapterProcess(list(command), timeout=timeout, log=log)
     try:
         adapter.start()
-        methods = _handshake(adapter, driver, startup_timeout)
-        if isinstance(methods, str):
-            run.refused = methods
+        offer = _handshake(adapter, driver, startup_timeout)
+        if isinstance(offer, str):
+            run.refused = offer
             return run
+        methods, observe = offer
         graph = _Graph(graph_, driver, methods)
         run.coverage.undriven = dict(graph.undriven)
         run.coverage.unreachable = graph.unreachable
         run.coverage.drivable = len(graph.drivable)
-        _Walker(driver, graph, adapter, run, progress).run()
+        _Walker(driver, graph, adapter, run, progress, observe).run()
     except AdapterFailure as exc:
         run.refused = f"adapter failed: {exc.describe()}"
     finally:
@@ -572,9 +608,12 @@ def drive(
     return run
 
 
-def _handshake(adapter: AdapterProcess, driver: SpecDriver, timeout: float) -> frozenset[str] | str:
-    """The methods the adapter declares for the driver's component, or why it cannot
-    be driven."""
+def _handshake(
+    adapter: AdapterProcess, driver: SpecDriver, timeout: float
+) -> tuple[frozenset[str], frozenset[str]] | str:
+    """The methods the adapter declares for the driver's component and those a call
+    may observe (docs/protocol.md, "Observations carried by a call"), or why it
+    cannot be driven."""
     answer = adapter.request({"op": "hello", "protocol": 2}, timeout=timeout)
     if "error" in answer:
         answer = adapter.request({"op": "hello", "protocol": 1}, timeout=timeout)
@@ -601,7 +640,10 @@ def _handshake(adapter: AdapterProcess, driver: SpecDriver, timeout: float) -> f
                 f"{driver.component} cannot be created with {name}={value!r}, which the "
                 f"{driver.model} model needs (the adapter allows {allowed[name]!r})"
             )
-    return frozenset(caps.get("methods", []))
+    observe = caps.get("observe", [])
+    if not isinstance(observe, list):
+        return f"{driver.component}'s 'observe' must be a list of method names"
+    return frozenset(caps.get("methods", [])), frozenset(str(m) for m in observe)
 
 
 #: Attempts in a row at the nearest untaken edge that take none before the sweep
@@ -620,8 +662,11 @@ class _Walker:
         adapter: AdapterProcess,
         run: SpecRun,
         progress: Callable[[Coverage], None] | None,
+        observe: frozenset[str] = frozenset(),
     ) -> None:
         self.driver = driver
+        #: the checks a call may carry instead of sending them (see carried)
+        self.observe = observe
         self.graph = graph
         self.adapter = adapter
         self.run_ = run
@@ -638,6 +683,9 @@ class _Walker:
         self.walked: list[DrivenEdge] = []
         self.log: list[Logged] = []
         self.last_progress = 0.0
+        #: the sweep's open steps (see aim), and distances to the states they leave
+        self.aims: list[DrivenEdge] | None = None
+        self.distances: dict[int, dict[int, int]] = {}
 
     def run(self) -> None:
         try:
@@ -670,8 +718,12 @@ class _Walker:
             g = self.graph.graph
             probe = self.driver.probe(g, step, 1)
             sent = 0 if probe.get("op") == HARNESS_ONLY else 1
-            sent += len(self.driver.prepare(g, step)) + len(self.driver.follow(g, step))
-            sent += len(self.driver.checks(g, step))
+            follows = self.driver.follow(g, step)
+            sent += len(self.driver.prepare(g, step)) + len(follows)
+            carrier = follows[-1] if follows else probe
+            sent += sum(
+                1 for c in self.driver.checks(g, step) if not self.carried(carrier, c.request)
+            )
             self.costs[step] = sent
         return sent
 
@@ -716,13 +768,14 @@ class _Walker:
                     self.step([back], None)
                 k = next((j for j in range(k, len(walk)) if walk[j].source == self.current()), k)
 
-    def sweep(self, stall: int = STALL, tries: int = 100) -> None:
+    def sweep(self, stall: int = STALL, tries: int = 1000) -> None:
         """What open orders kept from the plan: the nearest untaken edge, again and
         again, each time from where the walk is (so from another history, which is
         what an adapter's order may follow). After ``stall`` attempts in a row that
         take no new edge (the adapter keeps taking the same order there), a reset and
-        a walk of seeded random steps (seed: the try's number) change the history;
-        after ``tries`` such walks the edges left are reported as not covered."""
+        a seeded random path (seed: the try's number), up to 3 steps longer than a
+        shortest one, to the state an untaken edge leaves change the history; after
+        ``tries`` such paths the edges left are reported as not covered."""
         last, futile, tried = len(self.taken.edges), 0, 0
         while not self.taken.done:
             if not self.advance():
@@ -738,19 +791,40 @@ class _Walker:
                 if tried > tries:
                     break
                 self.restart()
-                self.wander(random.Random(tried), 4 * tried)
-                futile = 0
+                self.aim(random.Random(tried), tried % 4)
+                futile = stall  # one attempt from there, then the next aim
 
-    def wander(self, rng: random.Random, steps: int) -> None:
-        """Up to ``steps`` random steps from where the walk is, while it knows where."""
-        for _ in range(steps):
-            here = self.current()
-            if here is None or not self.graph.out[here]:
+    def aim(self, rng: random.Random, slack: int) -> None:
+        """From the initial state, a random path at most ``slack`` steps longer than a
+        shortest one to the source of a random untaken step: the orders an adapter
+        takes may follow the order in which keys came, which such paths vary."""
+        if self.aims is None:
+            self.aims = sorted(
+                (s for s in self.graph.steps if self.taken.is_open(s)),
+                key=lambda s: (s.source, s.target, s.covers),
+            )
+        self.aims = [s for s in self.aims if self.taken.is_open(s)]
+        here = self.current()
+        if not self.aims or here is None:
+            return
+        goal = rng.choice(self.aims).source
+        dist = self.distances.get(goal)
+        if dist is None:
+            dist = self.distances[goal] = self.graph.distances_to(goal)
+        left = dist.get(here, 0) + slack
+        while (here := self.current()) is not None and here != goal and left > 0:
+            ways = [s for s in self.graph.out[here] if dist.get(s.target, left) < left]
+            if not ways:
                 return
-            self.step([rng.choice(self.graph.out[here])], None)
+            self.step([rng.choice(ways)], None)
+            left -= 1
 
     def states_visited(self) -> int:
-        return len({node % len(self.graph.graph.states) for node in self.visited})
+        """States visited, or equal to one visited but for the driver's hidden
+        variables (the adapter cannot tell them apart: see shared_credit)."""
+        classes = state_classes(self.graph.graph, self.driver.hidden)
+        seen = {classes[node % len(classes)] for node in self.visited}
+        return sum(1 for c in classes if c in seen)
 
     def current(self) -> int | None:
         return next(iter(self.belief)) if len(self.belief) == 1 else None
@@ -840,8 +914,18 @@ class _Walker:
             ]
         for before in self.driver.prepare(g, candidates[0]):
             self.expect_null(candidates[0], before)
+        # The checks ride on the step's last call where the adapter allows it: the
+        # probe when no candidate has a follow-up request.
+        observed: dict[str, Any] = {}
+        carrier = request
+        if not any(self.driver.follow(g, c) for c in candidates):
+            carrier = self.observing(
+                request, [ch for c in candidates for ch in self.driver.checks(g, c)]
+            )
         # A step only the harness's side takes (its simulated server) sends nothing.
-        answer = None if request.get("op") == HARNESS_ONLY else self.send(request)
+        answer = None
+        if request.get("op") != HARNESS_ONLY:
+            answer, observed = self.send_observing(carrier)
         kept = [c for c in candidates if self.driver.accepts(g, c, answer)]
         if not kept:
             self.deviate(
@@ -854,16 +938,32 @@ class _Walker:
                 f"requests next (after {candidates[0].label})"
             )
             raise _Abort
-        for follow in self.driver.follow(g, kept[0]):
-            self.expect_null(kept[0], follow)
-        for check in self.driver.checks(g, kept[0]):
-            if then is not None and len(kept) == 1 and self.implied(check, kept[0], then):
+        after = self.driver.follow(g, kept[0])
+        checks = self.driver.checks(g, kept[0])
+        for i, follow in enumerate(after):
+            if i == len(after) - 1:
+                carrier = self.observing(follow, checks)
+                follow_answer, observed = self.send_observing(carrier)
+                if follow_answer is not None:
+                    self.deviate(kept[0], follow, [None], follow_answer)
+            else:
+                self.expect_null(kept[0], follow)
+        for check in checks:
+            name = check.request["method"] if self.carried(carrier, check.request) else None
+            if name is not None and name in observed:
+                answer, shown = observed[name], carrier
+            elif then is not None and len(kept) == 1 and self.implied(check, kept[0], then):
                 continue
-            answer = self.send(check.request)
+            else:
+                answer, shown = self.send(check.request), check.request
             allowed = [c for c in kept if check.ok(self.state(c.target), answer)]
             if not allowed:
                 expected = [check.expected(self.state(c.target)) for c in kept]
-                self.deviate(kept[0], check.request, expected, answer)
+                if shown is carrier:
+                    assert name is not None
+                    expected = [{name: e} for e in expected]
+                    answer = {name: answer}
+                self.deviate(kept[0], shown, expected, answer)
             kept = allowed
         self.path.append(
             kept[0].label if len({c.label for c in kept}) == 1 else f"{kept[0].action} (open order)"
@@ -913,6 +1013,48 @@ class _Walker:
         if key is None:
             key = self.probes[step] = request_key(self.driver.probe(self.graph.graph, step, None))
         return key
+
+    def carried(self, carrier: Mapping[str, Any], check: Mapping[str, Any]) -> bool:
+        """Whether ``check`` (a request) can ride on ``carrier`` as an observation: a
+        call with no arguments the adapter lets calls observe, on the same instance."""
+        return (
+            carrier.get("op") == "call"
+            and check.get("op") == "call"
+            and not check.get("args")
+            and check.get("method") in self.observe
+            and check.get("instance") == carrier.get("instance")
+        )
+
+    def observing(self, request: dict[str, Any], checks: Sequence[Check]) -> dict[str, Any]:
+        """``request`` carrying every check it can (each method once, in order)."""
+        names: list[str] = []
+        for check in checks:
+            method = str(check.request.get("method"))
+            if self.carried(request, check.request) and method not in names:
+                names.append(method)
+        return {**request, "observe": names} if names else request
+
+    def send_observing(self, request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Send one request; its result (or ``{"error": {"kind": K}}``) and what it
+        observed."""
+        response = self.adapter.request(request)
+        if "error" in response:
+            answer: Any = {"error": {"kind": response["error"].get("kind")}}
+            observed: dict[str, Any] = {}
+        else:
+            answer = response["result"]
+            names = request.get("observe", [])
+            raw = response.get("observed", {}) if names else {}
+            if not isinstance(raw, dict) or set(raw) != set(names):
+                self.run_.refused = (
+                    f"the adapter answered {_shown(response)} to {_shown(request)}: "
+                    "'observed' must hold every method the request names"
+                )
+                raise _Abort
+            observed = {k: _error_kind(v) for k, v in raw.items()}
+            self.cov.observed += len(observed)
+        self.log.append((request, {"result": answer, "observed": observed} if observed else answer))
+        return answer, observed
 
     def send(self, request: dict[str, Any]) -> Any:
         """Send one request; its result, or ``{"error": {"kind": K}}``."""
@@ -1001,7 +1143,11 @@ class _Walker:
         if best is not None:
             self.run_.deviation = attrs.evolve(best, shortened=True)
             return
-        self.run_.deviation = attrs.evolve(found, shortened=False if candidates else None)
+        # A walk that is a shortest path to the failing step is as short as one there gets.
+        minimal = len(walk) == len(self.graph.shortest_path(init, last.source)) + 1
+        self.run_.deviation = attrs.evolve(
+            found, shortened=False if candidates and not minimal else None
+        )
 
     def replay(self, path: list[DrivenEdge]) -> Deviation | None:
         """Follow ``path`` on a reset adapter; the deviation it meets, if any."""

@@ -41,7 +41,7 @@ __all__ = [
     "DELTA_FIFO",
     "DRIVERS",
     "FIFO_NO_BATCH",
-    "FIFO_NO_CLOSE",
+    "FIFO_NO_TAKE_BATCH",
     "HARNESS_ONLY",
     "INFORMER",
     "INFORMER_ATOMIC",
@@ -53,6 +53,8 @@ __all__ = [
     "InformerDriver",
     "SpecDriver",
     "request_key",
+    "shared_credit",
+    "state_classes",
 ]
 
 State = Mapping[str, Value]
@@ -199,6 +201,13 @@ class SpecDriver(Protocol):
         be walked (beyond missing methods and narrowed options), or None."""
         ...
 
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        """Spec variables only the harness holds (which worker holds an item, what the
+        consumer does): edges that differ in nothing else are one test of the adapter,
+        and taking one covers them all (see shared_credit)."""
+        ...
+
 
 class _Defaults:
     """The optional parts of :class:`SpecDriver` for a driver that needs none."""
@@ -217,6 +226,59 @@ class _Defaults:
 
     def refuses(self, caps: Mapping[str, Any]) -> str | None:
         return None
+
+    hidden: tuple[str, ...] = ()
+
+
+def state_classes(graph: StateGraph, hidden: Sequence[str]) -> list[int]:
+    """Per state, the number of the first state equal to it but for ``hidden``."""
+    first: dict[str, int] = {}
+    out: list[int] = []
+    for i, state in enumerate(graph.states):
+        shown = {k: repr(v) for k, v in state.items() if k not in hidden}
+        out.append(first.setdefault(json.dumps(shown, sort_keys=True), i))
+    return out
+
+
+def shared_credit(
+    graph: StateGraph, driver: SpecDriver, steps: list[DrivenEdge]
+) -> list[DrivenEdge]:
+    """``steps`` where each covers, besides its own edges, those of every step the
+    adapter cannot tell from it: the same source and target states but for the
+    driver's ``hidden`` variables (and the same copy of the graph), the same action,
+    request, expected answer, follow-up requests and checks. The harness sends
+    exactly the same requests and expects exactly the same answers for them, from an
+    adapter in the same state; the walks stay paths of the model."""
+    if not driver.hidden:
+        return steps
+    n = len(graph.states)
+    classes = state_classes(graph, driver.hidden)
+
+    def node(i: int) -> str:
+        return f"{i // n}:{classes[i % n]}"
+
+    groups: dict[tuple[str, ...], list[DrivenEdge]] = {}
+    for step in steps:
+        target = graph.states[step.target % n]
+        key = (
+            node(step.source),
+            node(step.target),
+            step.action,
+            step.then,
+            request_key(driver.probe(graph, step, 1)),
+            json.dumps(driver.expect(graph, step), sort_keys=True, default=str),
+            json.dumps([request_key(r) for r in driver.follow(graph, step)]),
+            json.dumps(
+                [[request_key(c.request), c.expected(target)] for c in driver.checks(graph, step)],
+                default=str,
+            ),
+        )
+        groups.setdefault(key, []).append(step)
+    out: list[DrivenEdge] = []
+    for group in groups.values():
+        covers = tuple(sorted({i for step in group for i in step.covers}))
+        out += [attrs.evolve(step, covers=covers) for step in group]
+    return out
 
 
 def _plain(graph: StateGraph) -> list[DrivenEdge]:
@@ -291,6 +353,9 @@ class WorkQueueDriver(_Defaults):
     )
     timed: bool = True
     planned: bool = True
+    #: The harness is the workers: which of them holds an item, and which have seen
+    #: the shutdown, is its own bookkeeping; the queue holds the processing set.
+    hidden = ("holding", "stopped")
 
     def driven(
         self, graph: StateGraph, methods: frozenset[str]
@@ -436,12 +501,10 @@ def _delta_json(value: Value) -> dict[str, Any]:
     return out
 
 
-#: Why the FIFO walks leave out RealFIFO's batch pop and Close (both are replayed
-#: against refimpl's cores over the same graphs: refimpl/tla/refine_fifo.py).
-FIFO_NO_BATCH = "PopBatch: the protocol has no pop_batch"
-FIFO_NO_CLOSE = (
-    "Close: replayed against the code only; walking the closed half would triple the walk"
-)
+#: Why a FIFO walk leaves out RealFIFO's batch pop (replayed against refimpl's cores
+#: over the same graphs: refimpl/tla/refine_fifo.py).
+FIFO_NO_BATCH = "PopBatch: no pop_batch_nowait"
+FIFO_NO_TAKE_BATCH = "TakeBatch: the protocol has no batch pop_begin"
 
 
 @attrs.frozen
@@ -454,10 +517,10 @@ class FIFODriver(_Defaults):
     (RealFIFO), with ``initial`` = not yet synced. In atomic mode ``Take`` and
     ``Process`` are one ``pop_nowait``: what the spec lets producers do between them
     (while the process function runs) cannot be driven through the protocol.
-    The consumer's ``Wait`` is a ``pop_nowait`` answering ``empty``. ``Close`` (and so
-    ``Exit``, a ``pop_nowait`` answering ``closed``) is left out: the closed half of
-    the graph would triple the walk; the code replay covers it. RealFIFO's
-    ``PopBatch`` / ``TakeBatch`` have no request in the protocol.
+    The consumer's ``Wait`` is a ``pop_nowait`` answering ``empty``, ``Close`` is
+    ``close`` and ``Exit`` a ``pop_nowait`` answering ``closed``. RealFIFO's
+    ``PopBatch`` is the optional ``pop_batch_nowait``; ``TakeBatch`` (atomic) would
+    need a batch ``pop_begin`` (the atomic model, with one entry queued, has none).
     """
 
     model: str
@@ -468,6 +531,9 @@ class FIFODriver(_Defaults):
     atomic: bool = False
     timed: bool = False
     planned: bool = True
+    #: The harness is the consumer: whether it runs, waits or has exited is its own
+    #: bookkeeping (``pop_nowait`` never blocks); the FIFO holds the log and ``closed``.
+    hidden = ("consumer",)
 
     @property
     def methods(self) -> frozenset[str]:
@@ -479,7 +545,9 @@ class FIFODriver(_Defaults):
     ) -> tuple[list[DrivenEdge], dict[str, int]]:
         plain = _plain(graph)
         undriven: dict[str, int] = {}
-        left_out = {"PopBatch": FIFO_NO_BATCH, "TakeBatch": FIFO_NO_BATCH, "Close": FIFO_NO_CLOSE}
+        left_out = {"TakeBatch": FIFO_NO_TAKE_BATCH}
+        if "pop_batch_nowait" not in methods:
+            left_out["PopBatch"] = FIFO_NO_BATCH
         for reason in set(left_out.values()):
             n = sum(1 for e in plain if left_out.get(e.action) == reason)
             if n:
@@ -509,6 +577,8 @@ class FIFODriver(_Defaults):
                 return _call("resync")
             case "Pop":
                 return _call("pop_nowait")
+            case "PopBatch":
+                return _call("pop_batch_nowait")
             case "Take":
                 return _call("pop_begin")
             case "Process":
@@ -524,9 +594,17 @@ class FIFODriver(_Defaults):
             return {"kind": "empty"}
         if edge.action == "Exit":
             return {"kind": "closed"}
-        if edge.action not in ("Pop", "Take"):
+        if edge.action not in ("Pop", "Take", "PopBatch"):
             return None
         source = graph.states[edge.source]
+        if edge.action == "PopBatch":
+            before, after = source["log"], graph.states[edge.target]["log"]
+            assert isinstance(before, tuple) and isinstance(after, tuple)
+            return {
+                "kind": "batch",
+                "deltas": [_delta_json(d) for d in before[: len(before) - len(after)]],
+                "initial": not source["synced"],
+            }
         if "items" in source:
             queue, items = source["queue"], source["items"]
             assert isinstance(queue, tuple) and isinstance(items, Fn)
@@ -543,12 +621,27 @@ class FIFODriver(_Defaults):
         }
 
     def follow(self, graph: StateGraph, edge: DrivenEdge) -> list[dict[str, Any]]:
-        if edge.action != "Pop" or not self.known:
+        if edge.action not in ("Pop", "PopBatch") or not self.known:
             return []
         before, after = graph.states[edge.source]["store"], graph.states[edge.target]["store"]
         assert isinstance(before, Fn) and isinstance(after, Fn)
+        # The store is written in the order the entries were popped (a batch's order;
+        # a key's deltas are one key), other keys (a ReplacedAll's) by name.
+        popped: list[str] = []
+        source = graph.states[edge.source]
+        if "log" in source:
+            log, rest = source["log"], graph.states[edge.target]["log"]
+            assert isinstance(log, tuple) and isinstance(rest, tuple)
+            for entry in log[: len(log) - len(rest)]:
+                assert isinstance(entry, Fn)
+                obj = entry["obj"]
+                if isinstance(obj, Fn) and "key" in obj:
+                    popped.append(str(obj["key"]))
+        rank = {key: i for i, key in enumerate(popped)}
         out: list[dict[str, Any]] = []
-        for key, rv in sorted(after.items(), key=lambda kv: str(kv[0])):
+        for key, rv in sorted(
+            after.items(), key=lambda kv: (rank.get(str(kv[0]), len(rank)), str(kv[0]))
+        ):
             old = before[key]
             if rv == old:
                 continue
@@ -561,9 +654,12 @@ class FIFODriver(_Defaults):
     def checks(self, graph: StateGraph, edge: DrivenEdge) -> list[Check]:
         # Until the source state is synced has_synced can turn true on any step; after
         # that the spec keeps it true (SyncedIsMonotone), checked after each Pop.
-        if graph.states[edge.source]["synced"] and edge.action != "Pop":
-            return []
-        return [Check(_call("has_synced"), lambda s: bool(s["synced"]))]
+        out = []
+        if not graph.states[edge.source]["synced"] or edge.action in ("Pop", "PopBatch"):
+            out.append(Check(_call("has_synced"), lambda s: bool(s["synced"])))
+        if edge.action == "Close":
+            out.append(Check(_call("is_closed"), lambda s: bool(s["closed"])))
+        return out
 
 
 def _spec_obj(key: str, rv: Value) -> Fn:
