@@ -385,13 +385,20 @@ class RealFIFOSyncedAtTake(RealFIFOCore):
     function ran (DeltaFIFO's order): with the lock released while processing (v1.36+),
     HasSynced is true while the last initial object is not yet in the cache."""
 
+    #: take_one counted its entry already: the finish after it counts nothing
+    _counted = False
+
     def take_one(self) -> tuple[Delta, bool]:
         taken = super().take_one()
         super().finish(1)
+        self._counted = True
         return taken
 
     def finish(self, n: int) -> None:
-        pass
+        if self._counted:
+            self._counted = False
+            return
+        super().finish(n)  # a batch (take_batch) counts as client-go does
 
 
 _KEYED = frozenset(

@@ -5,9 +5,14 @@ MODEL (spec/graphs/, the graphs the code replay checks refimpl against), and dri
 adapter from the initial state along edges until every edge the protocol can drive has
 been taken once. Each step sends the edge's request (:mod:`refimpl.conformance.spec_drivers`
 translates spec actions), compares the answer with what the edge's states make
-observable, then sends a few observation requests (``len``, ``has_synced``) and checks
-them against the target state. A wrong answer is reported with the path that led to it
-from the initial state: a shortest path to the edge's source, then the edge.
+observable, then checks a few observations (``len``, ``has_synced``) against the target
+state: carried by the step's last call where the adapter declares them
+(docs/protocol.md, "Observations carried by a call"), else each a request of its own.
+Edges that differ only in variables the harness alone holds (the driver's ``hidden``:
+which worker holds an item, what the consumer does) are one test: taking one covers
+all (:func:`~refimpl.conformance.spec_drivers.shared_credit`). A wrong answer is
+reported with the path that led to it from the initial state: a shortest path to the
+edge's source, then the edge.
 
 How the walks are built (:func:`plan_walks`): a directed Chinese postman tour. Every
 drivable edge must be taken once; ``reset`` is an arc from every state back to the
@@ -19,7 +24,8 @@ delay must make it fall due at the walk's later ``Ready``. Other models follow t
 plan until an open order (below) goes another way; the walk then rejoins the plan at
 the nearest state of the rest of its planned walk, and at the end a sweep takes what
 that left out: a breadth-first search for the nearest untaken edge, again and again,
-resetting when none is reachable.
+resetting when none is reachable, and seeded random near-shortest paths to untaken
+steps when the adapter's history keeps it from them.
 
 Where the spec leaves an order open (the order of a relist's tombstones or a resync's
 Sync deltas follows Go's map order), one request has several successor states: the
