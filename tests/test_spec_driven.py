@@ -20,6 +20,7 @@ import attrs
 import pytest
 from test_conformance_broken import BROKEN, BUGS
 
+from refimpl.conformance import spec_driven
 from refimpl.conformance.spec_driven import (
     DRIVERS,
     SpecRun,
@@ -512,3 +513,20 @@ def test_without_pop_batch_nowait_the_batch_pops_are_left_out(tmp_path: Path) ->
     run = drive(DRIVERS["RealFIFO"], graph("RealFIFO"), adapter.command)
     assert run.coverage.undriven == {FIFO_NO_BATCH: 4240}
     assert run.coverage.drivable + 4240 + run.coverage.unreachable == run.coverage.edges
+
+
+def test_edges_left_untaken_are_inconclusive_not_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the sweep runs out of tries with drivable edges untaken (the adapter's
+    orders kept the walk from them), nothing is known about those: the verdict is
+    inconclusive, exit status 4, never PASS."""
+    monkeypatch.setattr(spec_driven, "SWEEP_TRIES", 0)
+    run = drive(DRIVERS["RealFIFO"], graph("RealFIFO"), REFERENCE)
+    assert run.ok and run.coverage.covered < run.coverage.drivable
+    assert run.verdict == "inconclusive"
+    status, out, _ = _run(["RealFIFO"], REFERENCE)
+    assert status == spec_driven.EXIT_INCONCLUSIVE == 4
+    assert "RealFIFO         INCONCLUSIVE" in out and "nothing disagreed" in out
+    assert "PASS" not in out
+    # Another model's deviation still decides the exit status.
+    status, _, _ = _run(["RealFIFO", "WorkQueue"], broken("get-keeps-dirty"))
+    assert status == 1

@@ -19,7 +19,8 @@ from refimpl.conformance.runner import EXIT_USAGE, Config, run
 __all__ = ["main", "register"]
 
 EPILOG = """\
-exit status: 0 pass, 1 disagreement, 2 adapter failure, 3 usage error.
+exit status: 0 pass, 1 disagreement, 2 adapter failure, 3 usage error;
+--from-spec also 4: inconclusive (drivable edges left untaken, nothing disagreed).
 examples:
   refimpl conform -- python -m refimpl.conformance.reference_adapter
   refimpl conform --component queue --budget 10 --seed 1 -- ./my-adapter

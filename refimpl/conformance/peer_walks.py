@@ -3,8 +3,9 @@
 For each model of :data:`refimpl.conformance.spec_drivers.DRIVERS` whose component the
 peer's adapter offers, :func:`walk_peer` runs ``refimpl conform --from-spec MODEL``
 (in-process, :func:`refimpl.conformance.spec_driven.drive`) and records what is
-deterministic about it: the verdict (``pass``, ``deviation``, or ``not run`` when the
-adapter cannot be driven through that model, e.g. a create option it narrows away), the
+deterministic about it: the verdict (``pass``, ``deviation``, ``not run`` when the
+adapter cannot be driven through that model, e.g. a create option it narrows away, or
+``inconclusive`` when drivable edges were left untaken: never a pass), the
 edges driven, the spec path of a deviation. A peer's ``peer.json`` pins the verdict of
 each such model under ``"walks"``; a verdict that differs fails the peer, like a seeded
 check. :func:`render_walks` is docs/peers.md's "Spec-driven coverage" section.
@@ -43,7 +44,7 @@ def walk_peer(
         seconds[model] = round(time.monotonic() - started, 1)
         cov = run.coverage
         entry: dict[str, Any] = {
-            "verdict": "pass" if run.ok else ("deviation" if run.deviation else "not run"),
+            "verdict": run.verdict,
             "edges": cov.edges,
             "drivable": cov.drivable,
             "covered": cov.covered,

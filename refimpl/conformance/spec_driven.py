@@ -189,6 +189,18 @@ class SpecRun:
     def ok(self) -> bool:
         return self.deviation is None and self.refused is None
 
+    @property
+    def verdict(self) -> str:
+        """``pass`` (every drivable edge agreed), ``deviation``, ``not run``, or
+        ``inconclusive``: nothing disagreed, but the sweep's tries ran out with drivable
+        edges untaken (the adapter's history kept the walk from them), so the run says
+        nothing about those."""
+        if self.deviation is not None:
+            return "deviation"
+        if self.refused is not None:
+            return "not run"
+        return "pass" if self.coverage.covered >= self.coverage.drivable else "inconclusive"
+
 
 def load_model_graph(model: str, spec_dir: Path | None = None) -> StateGraph:
     """The committed graph of ``model`` (a name from spec/models.json)."""
@@ -655,6 +667,10 @@ def _handshake(
 #: Attempts in a row at the nearest untaken edge that take none before the sweep
 #: changes the walk's history (:meth:`_Walker.sweep`).
 STALL = 5
+#: Changes of history the sweep tries before it reports what is left as not covered.
+SWEEP_TRIES = 1000
+#: Steps the sweep takes, not counted as attempts, while the state is not yet known.
+UNSURE_STEPS = 10
 
 
 class _Walker:
@@ -774,7 +790,7 @@ class _Walker:
                     self.step([back], None)
                 k = next((j for j in range(k, len(walk)) if walk[j].source == self.current()), k)
 
-    def sweep(self, stall: int = STALL, tries: int = 1000) -> None:
+    def sweep(self, stall: int = STALL, tries: int | None = None) -> None:
         """What open orders kept from the plan: the nearest untaken edge, again and
         again, each time from where the walk is (so from another history, which is
         what an adapter's order may follow). After ``stall`` attempts in a row that
@@ -782,7 +798,8 @@ class _Walker:
         a seeded random path (seed: the try's number), up to 3 steps longer than a
         shortest one, to the state an untaken edge leaves change the history; after
         ``tries`` such paths the edges left are reported as not covered."""
-        last, futile, tried = len(self.taken.edges), 0, 0
+        tries = SWEEP_TRIES if tries is None else tries
+        last, futile, tried, unsure = len(self.taken.edges), 0, 0, 0
         while not self.taken.done:
             if not self.advance():
                 if len(self.belief) == 1 and self.current() == self.graph.init:
@@ -790,6 +807,11 @@ class _Walker:
                 self.restart()
             if len(self.taken.edges) > last:
                 last, futile = len(self.taken.edges), 0
+                continue
+            # Steps waiting for the state to be known are credited once it is: let the
+            # walk go on (a few steps) until an answer tells.
+            unsure = unsure + 1 if any(self.belief.values()) else 0
+            if 0 < unsure <= UNSURE_STEPS:
                 continue
             futile += 1
             if futile > stall:
@@ -881,16 +903,25 @@ class _Walker:
                 self.step([step], None)
             return True
         # Several states are possible: take a step every one of them allows with the
-        # same request, preferring the first step toward untaken edges.
+        # same request. While steps taken are waiting for the state to be known (their
+        # edges are credited only then), one whose answer tells the states apart comes
+        # first (a pop after a relist's open order); else the first toward untaken edges.
         first = min(self.belief)
         path = self.graph.path_to_untaken(first, self.taken)
         options = ([path[0]] if path else []) + self.graph.out[first]
-        for step in options:
-            group = self.group(step)
-            if group is not None:
-                self.step(group, None)
-                return True
+        groups = [g for g in map(self.group, options) if g is not None]
+        if any(self.belief.values()):
+            groups.sort(key=lambda g: not self.tells_apart(g))
+        if groups:
+            self.step(groups[0], None)
+            return True
         return False
+
+    def tells_apart(self, group: list[DrivenEdge]) -> bool:
+        """Whether the answers the steps of ``group`` call for differ between them."""
+        g = self.graph.graph
+        answers = {json.dumps(self.driver.expect(g, c), sort_keys=True, default=str) for c in group}
+        return len(answers) > 1
 
     def group(self, chosen: DrivenEdge) -> list[DrivenEdge] | None:
         """The steps with ``chosen``'s request from every believed state, if all have one."""
@@ -1180,6 +1211,11 @@ class _Walker:
             self.progress(self.cov)
 
 
+#: ``refimpl conform --from-spec``'s exit status when nothing disagreed but edges were
+#: left untaken (see SpecRun.verdict).
+EXIT_INCONCLUSIVE = 4
+
+
 def run_from_spec(
     models: Sequence[str],
     command: Sequence[str],
@@ -1193,7 +1229,8 @@ def run_from_spec(
 ) -> int:
     """``refimpl conform --from-spec``: drive each model's graph; the exit status as for
     ``refimpl conform`` (0 every edge agreed, 1 a deviation, 2 the adapter failed or
-    cannot drive a model, 3 an unknown model)."""
+    cannot drive a model, 3 an unknown model, 4 inconclusive: nothing disagreed but
+    edges were left untaken; any other outcome of another model wins over 4)."""
     names = list(models) if models and models != ["all"] else list(DRIVERS)
     unknown = [m for m in names if m not in DRIVERS]
     if unknown:
@@ -1204,6 +1241,7 @@ def run_from_spec(
         )
         return 3
     status = 0
+    inconclusive = False
 
     def progress(cov: Coverage) -> None:
         print(
@@ -1231,13 +1269,21 @@ def run_from_spec(
         )
         if show_progress:
             print(file=err)
-        verdict = "PASS" if run.ok else ("DEVIATION" if run.deviation else "NOT RUN")
-        print(f"{model:<16} {verdict}", file=out)
+        verdict = run.verdict
+        print(f"{model:<16} {verdict.upper()}", file=out)
         print(run.coverage.summary(), file=out)
+        if verdict == "inconclusive":
+            left = run.coverage.drivable - run.coverage.covered
+            print(
+                f"  inconclusive: {left} drivable edges untaken after {SWEEP_TRIES} changes of "
+                "the walk's history (the adapter's orders kept it from them); nothing disagreed",
+                file=out,
+            )
+            inconclusive = True
         if run.refused is not None:
             print(f"  {run.refused}", file=out)
             status = max(status, 2)
         if run.deviation is not None:
             print(run.deviation.describe(), file=out)
             status = max(status, 1)
-    return status
+    return status or (EXIT_INCONCLUSIVE if inconclusive else 0)
