@@ -12,6 +12,7 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,10 +46,12 @@ def test_reference_adapter_passes_every_component() -> None:
     assert "FAIL" not in text
 
 
+def call_request(rid: int, method: str, instance: str = "q", **args: object) -> dict[str, Any]:
+    return {"id": rid, "op": "call", "instance": instance, "method": method, "args": args}
+
+
 def call(driver: ReferenceDriver, rid: int, method: str, **args: object) -> object:
-    response = driver.handle(
-        {"id": rid, "op": "call", "instance": "q", "method": method, "args": args}
-    )
+    response = driver.handle(call_request(rid, method, "q", **args))
     assert "result" in response, response
     return response["result"]
 
@@ -239,7 +242,7 @@ def test_a_call_carries_observations_taken_after_it() -> None:
         "drain_returned",
     ]
     driver.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
-    request = {"id": 2, "op": "call", "instance": "q", "method": "add", "args": {"item": "a"}}
+    request = call_request(2, "add", item="a")
     response = driver.handle({**request, "observe": ["len", "shutting_down"]})
     assert response == {"id": 2, "result": None, "observed": {"len": 1, "shutting_down": False}}
     # The same as the reads sent as requests of their own right after.
@@ -254,7 +257,7 @@ def test_a_call_carries_observations_taken_after_it() -> None:
 def test_a_bad_observation_refuses_the_call_unrun() -> None:
     driver = ReferenceDriver()
     driver.handle({"id": 1, "op": "create", "instance": "q", "component": "delaying_queue"})
-    request = {"id": 2, "op": "call", "instance": "q", "method": "add", "args": {"item": "a"}}
+    request = call_request(2, "add", item="a")
     for observe in (["has_synced"], ["add"], "len", [1]):
         response = driver.handle({**request, "observe": observe})
         assert response["error"]["kind"] == "bad_request", (observe, response)
@@ -262,9 +265,7 @@ def test_a_bad_observation_refuses_the_call_unrun() -> None:
     response = driver.handle({**request, "instance": "nope", "observe": ["len"]})
     assert response["error"]["kind"] == "no_instance"
     # A call that fails answers its error alone.
-    response = driver.handle(
-        {"id": 4, "op": "call", "instance": "q", "method": "done", "args": {}, "observe": ["len"]}
-    )
+    response = driver.handle({**call_request(4, "done"), "observe": ["len"]})
     assert "error" in response and "observed" not in response
     # Without the declaration, a call may observe nothing.
     plain = ReferenceDriver(observe=False)
@@ -299,18 +300,9 @@ def test_pop_batch_nowait_takes_a_batch_or_one_entry() -> None:
     assert call(driver, 14, "pop_batch_nowait") == {"kind": "closed"}
     # Not while a pop_begin's process function runs.
     driver.handle({"id": 15, "op": "create", "instance": "r", "component": "real_fifo"})
-    add = {
-        "id": 16,
-        "op": "call",
-        "instance": "r",
-        "method": "add",
-        "args": {"obj": _obj("a", "1")},
-    }
-    driver.handle(add)
-    driver.handle({"id": 17, "op": "call", "instance": "r", "method": "pop_begin", "args": {}})
-    response = driver.handle(
-        {"id": 18, "op": "call", "instance": "r", "method": "pop_batch_nowait", "args": {}}
-    )
+    driver.handle(call_request(16, "add", "r", obj=_obj("a", "1")))
+    driver.handle(call_request(17, "pop_begin", "r"))
+    response = driver.handle(call_request(18, "pop_batch_nowait", "r"))
     assert response["error"]["kind"] == "bad_request"
 
 
@@ -323,24 +315,35 @@ def test_reference_adapter_rejects_unknown_arguments() -> None:
     assert done.returncode == 2 and b"--no-observe" in done.stderr
 
 
+def _resynced(*known: dict[str, object]) -> ReferenceDriver:
+    """A real_fifo "q" whose known objects are ``known``, after a resync (the Sync
+    entries' order is open: Go map order)."""
+    driver = ReferenceDriver()
+    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "real_fifo"})
+    for i, obj in enumerate(known):
+        call(driver, 2 + i, "known_add", obj=obj)
+    call(driver, 2 + len(known), "resync")
+    return driver
+
+
+def _steered_sync_pop(
+    driver: ReferenceDriver, rid: int, obj: dict[str, object], initial: bool = False
+) -> object:
+    """A pop_nowait steered by an adapter that popped ``Sync obj``; the popped object."""
+    sync = {"kind": "item", "deltas": [{"type": "Sync", "object": obj}], "initial": initial}
+    answer = driver.handle(call_request(rid, "pop_nowait"), actual={"result": sync})
+    return answer["result"]["deltas"][0]["object"]
+
+
 def test_a_replace_tombstones_queued_keys_in_the_order_the_adapter_queued_them() -> None:
     """client-go's RealFIFO.Replace (reconcileReplacement) tombstones queued keys in
     the order they were first queued; when that order was a resync's open (Go map)
     order, the tombstones follow the order the adapter took there."""
     b, xa = _obj("b", "2"), {**_obj("a", "3"), "namespace": "x"}
     for first, second in ((xa, b), (b, xa)):
-        driver = ReferenceDriver()
-        driver.handle({"id": 1, "op": "create", "instance": "q", "component": "real_fifo"})
-        call(driver, 2, "known_add", obj=b)
-        call(driver, 3, "known_add", obj=xa)
-        call(driver, 4, "resync")
+        driver = _resynced(b, xa)
         call(driver, 5, "replace", objs=[_obj("a", "1")], rv="10")
-        popped = []
-        for i, obj in enumerate((first, second)):
-            sync = {"kind": "item", "deltas": [{"type": "Sync", "object": obj}], "initial": False}
-            request = {"id": 6 + i, "op": "call", "instance": "q", "method": "pop_nowait"}
-            answer = driver.handle({**request, "args": {}}, actual={"result": sync})
-            popped.append(answer["result"]["deltas"][0]["object"])
+        popped = [_steered_sync_pop(driver, 6 + i, obj) for i, obj in enumerate((first, second))]
         assert popped == [first, second]
         tombstones = [call(driver, 8 + i, "pop_nowait") for i in range(2)]
         keys = [t["deltas"][0]["object"]["tombstone"]["key"] for t in tombstones]  # type: ignore[index]
@@ -351,18 +354,12 @@ def test_a_key_first_queued_by_a_resync_leads_the_tombstones_of_every_replace() 
     """Two replaces after a resync: each one's tombstones follow the adapter's order of
     the Sync entries (only the first replace has two queued keys led by them)."""
     b, xa = _obj("b", "1"), {**_obj("a", "1"), "namespace": "x"}
-    driver = ReferenceDriver()
-    driver.handle({"id": 1, "op": "create", "instance": "q", "component": "real_fifo"})
-    call(driver, 2, "known_add", obj=b)
-    call(driver, 3, "known_add", obj=xa)
-    call(driver, 4, "resync")
+    driver = _resynced(b, xa)
     call(driver, 5, "replace", objs=[], rv="10")
     call(driver, 6, "add", obj=_obj("a", "1"))
     call(driver, 7, "add", obj=b)
     call(driver, 8, "replace", objs=[], rv="10")
     for i, obj in enumerate((b, xa)):  # the insertion order, as the reference has it
-        sync = {"kind": "item", "deltas": [{"type": "Sync", "object": obj}], "initial": True}
-        request = {"id": 9 + i, "op": "call", "instance": "q", "method": "pop_nowait"}
-        driver.handle({**request, "args": {}}, actual={"result": sync})
+        _steered_sync_pop(driver, 9 + i, obj, initial=True)
     tombstone = call(driver, 11, "pop_nowait")
     assert tombstone["deltas"][0]["object"]["tombstone"]["key"] == "b"  # type: ignore[index]

@@ -413,7 +413,7 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
     def m_replace(self, args: dict[str, Any], actual: Any) -> None:
         objs = _objs(args)
         before = len(self.fifo.items)
-        seen = {self.fifo.key_of(d) for d in self.fifo.items if d.type in _KEYED}
+        # Each queued key's first entry (the keys: those seen in the log).
         first: dict[str, Delta] = {}
         for d in self.fifo.items:
             if d.type in _KEYED:
@@ -424,7 +424,7 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
         # Tombstones for known keys never seen in the log come in Go map order.
         self._mark_new(
             before,
-            lambda d: d.type is DeltaType.DELETED and self.fifo.key_of(d) not in seen,
+            lambda d: d.type is DeltaType.DELETED and self.fifo.key_of(d) not in first,
         )
 
     def m_resync(self, args: dict[str, Any], actual: Any) -> None:
@@ -478,15 +478,23 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
             self.fifo.finish(1)
         return answer
 
-    def _take(self) -> dict[str, Any]:
+    def _take(self, batch: bool = False) -> dict[str, Any]:
+        """Take one entry (a batch: ``take_batch``) and answer as pop_nowait; ``batch``
+        when two or more were taken. Finishing is the caller's."""
         try:
-            delta, initial = self.fifo.take_one()
+            if batch:
+                deltas, initial = self.fifo.take_batch()
+            else:
+                delta, initial = self.fifo.take_one()
+                deltas = [delta]
         except WouldBlock:
             return {"kind": "empty"}
         except FIFOClosedError:
             return {"kind": "closed"}
-        self._leaving(delta)
-        return {"kind": "item", "deltas": [delta_json(delta)], "initial": initial}
+        for delta in deltas:
+            self._leaving(delta)
+        kind = "item" if len(deltas) == 1 else "batch"
+        return {"kind": kind, "deltas": [delta_json(d) for d in deltas], "initial": initial}
 
     # -- spec walks: Pop split where its process function runs
     def m_pop_begin(self, args: dict[str, Any], actual: Any) -> Any:
@@ -511,17 +519,10 @@ class RealFIFOComponent(_FIFOComponent[RealFIFOCore]):
         entries (``processBatch``), or one entry (``processSingle``), as pop_nowait."""
         if self.taken:
             raise ProtocolError("bad_request", "pop_batch_nowait while a pop_begin is unfinished")
-        try:
-            deltas, initial = self.fifo.take_batch()
-        except WouldBlock:
-            return {"kind": "empty"}
-        except FIFOClosedError:
-            return {"kind": "closed"}
-        for delta in deltas:
-            self._leaving(delta)
-        self.fifo.finish(len(deltas))
-        kind = "item" if len(deltas) == 1 else "batch"
-        return {"kind": kind, "deltas": [delta_json(d) for d in deltas], "initial": initial}
+        answer = self._take(batch=True)
+        if "deltas" in answer:
+            self.fifo.finish(len(answer["deltas"]))
+        return answer
 
     def describe(self) -> str:
         shown = " ".join(f"{d.type}:{_short(d.object)}" for d in self.fifo.items)

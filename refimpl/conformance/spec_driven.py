@@ -219,7 +219,9 @@ class _Graph:
     def __init__(self, graph: StateGraph, driver: SpecDriver, methods: frozenset[str]) -> None:
         self.graph = graph
         steps, self.undriven = driver.driven(graph, methods)
-        steps = shared_credit(graph, driver, steps)
+        #: per state, the first state the adapter cannot tell from it (see shared_credit)
+        self.classes = state_classes(graph, driver.hidden)
+        steps = shared_credit(graph, driver, steps, self.classes)
         # A driver may walk several copies of the graph (the informer's paused copy:
         # node ``i + k * len(states)`` is state ``i``).
         nodes = max([len(graph.states) - 1, *(max(s.source, s.target) for s in steps)]) + 1
@@ -698,8 +700,10 @@ class _Walker:
         self.visited: set[int] = set()
         #: probe request of each step (untimed drivers: it depends on the step only)
         self.probes: dict[DrivenEdge, str] = {}
-        #: requests each step sends (see cost)
+        #: requests each step sends (see cost), its follow-up requests and its checks
         self.costs: dict[DrivenEdge, int] = {}
+        self.follows: dict[DrivenEdge, list[dict[str, Any]]] = {}
+        self.checks_after: dict[DrivenEdge, list[Check]] = {}
         self.belief: dict[int, tuple[DrivenEdge, ...]] = {}
         self.path: list[str] = []
         self.walked: list[DrivenEdge] = []
@@ -740,12 +744,10 @@ class _Walker:
             g = self.graph.graph
             probe = self.driver.probe(g, step, 1)
             sent = 0 if probe.get("op") == HARNESS_ONLY else 1
-            follows = self.driver.follow(g, step)
+            follows = self.follow(step)
             sent += len(self.driver.prepare(g, step)) + len(follows)
             carrier = follows[-1] if follows else probe
-            sent += sum(
-                1 for c in self.driver.checks(g, step) if not self.carried(carrier, c.request)
-            )
+            sent += sum(1 for c in self.checks(step) if not self.carried(carrier, c.request))
             self.costs[step] = sent
         return sent
 
@@ -850,7 +852,7 @@ class _Walker:
     def states_visited(self) -> int:
         """States visited, or equal to one visited but for the driver's hidden
         variables (the adapter cannot tell them apart: see shared_credit)."""
-        classes = state_classes(self.graph.graph, self.driver.hidden)
+        classes = self.graph.classes
         seen = {classes[node % len(classes)] for node in self.visited}
         return sum(1 for c in classes if c in seen)
 
@@ -955,10 +957,8 @@ class _Walker:
         # probe when no candidate has a follow-up request.
         observed: dict[str, Any] = {}
         carrier = request
-        if not any(self.driver.follow(g, c) for c in candidates):
-            carrier = self.observing(
-                request, [ch for c in candidates for ch in self.driver.checks(g, c)]
-            )
+        if not any(self.follow(c) for c in candidates):
+            carrier = self.observing(request, [ch for c in candidates for ch in self.checks(c)])
         # A step only the harness's side takes (its simulated server) sends nothing.
         answer = None
         if request.get("op") != HARNESS_ONLY:
@@ -968,15 +968,15 @@ class _Walker:
             self.deviate(
                 candidates[0], request, [self.driver.expect(g, c) for c in candidates], answer
             )
-        follows = {tuple(request_key(r) for r in self.driver.follow(g, c)) for c in kept}
+        follows = {tuple(request_key(r) for r in self.follow(c)) for c in kept}
         if len(follows) > 1:
             self.run_.refused = (
                 "inconclusive: the answers allow several states that need different "
                 f"requests next (after {candidates[0].label})"
             )
             raise _Abort
-        after = self.driver.follow(g, kept[0])
-        checks = self.driver.checks(g, kept[0])
+        after = self.follow(kept[0])
+        checks = self.checks(kept[0])
         for i, follow in enumerate(after):
             if i == len(after) - 1:
                 carrier = self.observing(follow, checks)
@@ -1031,13 +1031,12 @@ class _Walker:
         answering it then answered it now (else it changed back)."""
         if check.settled is None:
             return False
-        g = self.graph.graph
         key = request_key(check.request)
         if check.expected(self.state(step.target)) != check.settled:
             return False
         return any(
             request_key(c.request) == key and c.expected(self.state(then.target)) == check.settled
-            for c in self.driver.checks(g, then)
+            for c in self.checks(then)
         )
 
     def state(self, node: int) -> Mapping[str, Value]:
@@ -1050,6 +1049,20 @@ class _Walker:
         if key is None:
             key = self.probes[step] = request_key(self.driver.probe(self.graph.graph, step, None))
         return key
+
+    def follow(self, step: DrivenEdge) -> list[dict[str, Any]]:
+        """The driver's follow-up requests of ``step`` (computed once per step)."""
+        found = self.follows.get(step)
+        if found is None:
+            found = self.follows[step] = self.driver.follow(self.graph.graph, step)
+        return found
+
+    def checks(self, step: DrivenEdge) -> list[Check]:
+        """The driver's checks after ``step`` (computed once per step)."""
+        found = self.checks_after.get(step)
+        if found is None:
+            found = self.checks_after[step] = self.driver.checks(self.graph.graph, step)
+        return found
 
     def carried(self, carrier: Mapping[str, Any], check: Mapping[str, Any]) -> bool:
         """Whether ``check`` (a request) can ride on ``carrier`` as an observation: a

@@ -232,6 +232,8 @@ class _Defaults:
 
 def state_classes(graph: StateGraph, hidden: Sequence[str]) -> list[int]:
     """Per state, the number of the first state equal to it but for ``hidden``."""
+    if not hidden:
+        return list(range(len(graph.states)))
     first: dict[str, int] = {}
     out: list[int] = []
     for i, state in enumerate(graph.states):
@@ -241,18 +243,18 @@ def state_classes(graph: StateGraph, hidden: Sequence[str]) -> list[int]:
 
 
 def shared_credit(
-    graph: StateGraph, driver: SpecDriver, steps: list[DrivenEdge]
+    graph: StateGraph, driver: SpecDriver, steps: list[DrivenEdge], classes: Sequence[int]
 ) -> list[DrivenEdge]:
     """``steps`` where each covers, besides its own edges, those of every step the
     adapter cannot tell from it: the same source and target states but for the
     driver's ``hidden`` variables (and the same copy of the graph), the same action,
     request, expected answer, follow-up requests and checks. The harness sends
     exactly the same requests and expects exactly the same answers for them, from an
-    adapter in the same state; the walks stay paths of the model."""
+    adapter in the same state; the walks stay paths of the model. ``classes``: the
+    graph's :func:`state_classes` for ``driver.hidden``."""
     if not driver.hidden:
         return steps
     n = len(graph.states)
-    classes = state_classes(graph, driver.hidden)
 
     def node(i: int) -> str:
         return f"{i // n}:{classes[i % n]}"
