@@ -43,7 +43,7 @@ crosshair: $(STAMP)
 	$(BIN)/crosshair check --analysis_kind=PEP316 --per_condition_timeout=$(CROSSHAIR_TIMEOUT) $(CROSSHAIR_TARGETS)
 
 # Build every peer (make -C adapters/NAME build), run each peer.json's seeded checks and
-# pinned traces, write docs/peers.json and docs/peers.md (refimpl/conformance/peers.py).
+# pinned traces, write docs/peers.json and docs/peers.md (refimpl/conformance/peers/run.py).
 # Fails if a toolchain is missing, a peer does not build, or a verdict differs from its pin.
 # `make peers PEER=client-go` runs one peer and keeps the others' results. In CI (CI set)
 # the files go to build/peers, so tests/test_conformance_peers.py still checks the

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from refimpl.conformance.process import AdapterProcess
-from refimpl.conformance.runner import Config, RunContext, run_component
+from refimpl.conformance.search.run import Config, RunContext, run_component
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "adapters" / "broken"
-REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 #: The longest shrunk counterexample (operations, ``create`` included) a target allows.
 MAX_SHRUNK = 8
 

@@ -22,7 +22,7 @@ import sys
 from conformance import BROKEN, REFERENCE, load_bugs  # benchmarks/conformance.py
 
 from refimpl.conformance.protocol import OBSERVE
-from refimpl.conformance.spec_driven import DRIVERS, drive, load_model_graph
+from refimpl.conformance.walks.walker import DRIVERS, drive, load_model_graph
 
 #: component -> the models whose graphs drive it
 MODELS = {

@@ -21,7 +21,7 @@ COMMAND_MODULES = [
     "refimpl.tour.cli",
     "refimpl.tla.cli",
     "refimpl.conformance.cli",
-    "refimpl.conformance.peers",
+    "refimpl.conformance.peers.run",
     "refimpl.sim.cli",
 ]
 

@@ -16,8 +16,8 @@ import sys
 import time
 from typing import Any
 
-from refimpl.conformance.driver import ReferenceDriver
 from refimpl.conformance.protocol import encode
+from refimpl.conformance.reference.dispatch import ReferenceDriver
 
 
 def out(data: bytes) -> None:

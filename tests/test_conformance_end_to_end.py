@@ -1,5 +1,5 @@
 """INF-3 end to end in the FIFO components: popped deltas applied to a store as an
-informer does (refimpl/conformance/invariants.py ``PoppedStore``, the generator's wired
+informer does (refimpl/conformance/search/invariants.py ``PoppedStore``, the generator's wired
 mode in machines.py, the consequence in runner.py).
 
 Unit level, on hand-written answers: a drained FIFO whose pops leave a ghost breaks
@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from refimpl.cache.deltas import BookmarkInfo, Delta, DeltaType, ReplacedAllInfo, SyncAllInfo
-from refimpl.conformance.cache_driver import delta_from_json, delta_json
-from refimpl.conformance.invariants import AnswerChecker
-from refimpl.conformance.report import format_failure
-from refimpl.conformance.runner import Config, RunContext, run_component
+from refimpl.conformance.reference.cache import delta_from_json, delta_json
+from refimpl.conformance.search.invariants import AnswerChecker
+from refimpl.conformance.search.report import format_failure
+from refimpl.conformance.search.run import Config, RunContext, run_component
 from refimpl.meta import DeletedFinalStateUnknown, Object
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"

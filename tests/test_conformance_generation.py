@@ -1,4 +1,4 @@
-"""What the generator reaches: the end-of-example drain (refimpl/conformance/machines.py).
+"""What the generator reaches: the end-of-example drain (refimpl/conformance/search/machines.py).
 
 A difference an implementation hides in state (a second firing of one waiting item, an
 in-flight re-add) shows only if the example observes it before it ends; the drain at
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from refimpl.conformance import machines
-from refimpl.conformance.runner import Config, RunContext, run_component
+from refimpl.conformance.search import machines as machines
+from refimpl.conformance.search.run import Config, RunContext, run_component
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"
 SEEDS = (1, 2, 3, 4, 5)

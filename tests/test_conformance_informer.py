@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.compare import agree
-from refimpl.conformance.driver import ReferenceDriver
-from refimpl.conformance.informer_checks import InformerChecker, observation_problem
-from refimpl.conformance.runner import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config, run
+from refimpl.conformance.reference.dispatch import ReferenceDriver
+from refimpl.conformance.search.compare import agree
+from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
+from refimpl.conformance.search.run import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config, run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 
 
 def fake(*modes: str) -> list[str]:
@@ -207,8 +207,8 @@ def test_a_failed_watch_list_falls_back_to_a_list_at_once() -> None:
 
 
 def test_minimize_merges_a_watch_that_opens_and_ends_into_one_failed_request() -> None:
-    from refimpl.conformance.report import Step
-    from refimpl.conformance.runner import Failure, _merge_adjacent
+    from refimpl.conformance.search.report import Step
+    from refimpl.conformance.search.run import Failure, _merge_adjacent
 
     steps = [
         Step(r, None, None)

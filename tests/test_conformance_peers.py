@@ -1,7 +1,7 @@
 """The peers' verdicts, pinned: a change on either side (the peer, or the harness) fails.
 
 Every adapter folder with a ``peer.json`` (format: docs/conformance.md, "Peers and their
-manifests") is a peer; ``make peers`` builds each and runs refimpl/conformance/peers.py.
+manifests") is a peer; ``make peers`` builds each and runs refimpl/conformance/peers/run.py.
 Here, for every trace committed under ``adapters/PEER/traces/`` (its header names the
 adapter flags it needs and the verdict it ``expect``s): replaying it against the peer
 fails with that verdict, and replaying it against the reference adapter passes, so the
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.peers import (
+from refimpl.conformance.peers.run import (
     DOC,
     OBSERVATIONS,
     Check,
@@ -39,10 +39,10 @@ from refimpl.conformance.peers import (
     run_check,
     trace_header,
 )
-from refimpl.conformance.runner import EXIT_DISAGREE, EXIT_PASS, Config, run
+from refimpl.conformance.search.run import EXIT_DISAGREE, EXIT_PASS, Config, run
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 MANIFESTS = [load_manifest(path) for path in discover(ROOT)]
 
 

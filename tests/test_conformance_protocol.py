@@ -29,7 +29,7 @@ from refimpl.conformance.protocol import (
     encode,
     seconds_to_ns,
 )
-from refimpl.conformance.runner import (
+from refimpl.conformance.search.run import (
     EXIT_ADAPTER,
     EXIT_DISAGREE,
     EXIT_PASS,

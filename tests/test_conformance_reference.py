@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.driver import ReferenceDriver
 from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.runner import EXIT_DISAGREE, EXIT_PASS, Config, run
+from refimpl.conformance.reference.dispatch import ReferenceDriver
+from refimpl.conformance.search.run import EXIT_DISAGREE, EXIT_PASS, Config, run
 
-REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 BROKEN = str(Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py")
 
 
@@ -119,7 +119,7 @@ def test_declared_heap_order_is_compared_exactly() -> None:
 
 
 def test_harness_reads_heap_order_from_hello() -> None:
-    from refimpl.conformance.runner import Config, RunContext
+    from refimpl.conformance.search.run import Config, RunContext
 
     ctx = RunContext.__new__(RunContext)
     ctx.config = Config(command=[])
@@ -139,7 +139,7 @@ def test_exact_compares_heap_order_even_if_not_declared() -> None:
     import argparse
 
     from refimpl.conformance.cli import add_arguments, config_from_args
-    from refimpl.conformance.runner import RunContext
+    from refimpl.conformance.search.run import RunContext
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -1,5 +1,5 @@
-"""The run report says what a PASS does not cover (refimpl/conformance/machines.py
-``untested``, printed by refimpl/conformance/runner.py ``run``).
+"""The run report says what a PASS does not cover (refimpl/conformance/search/machines.py
+``untested``, printed by refimpl/conformance/search/run.py ``run``).
 
 An adapter that narrows a create option (``option_values`` in its hello), a ``--option``
 that fixes one, methods or limiters it does not declare and ``--skip``: each shows up as
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from refimpl.conformance.machines import untested
 from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.runner import EXIT_PASS, Config, run
+from refimpl.conformance.search.machines import untested
+from refimpl.conformance.search.run import EXIT_PASS, Config, run
 
 FAKE = str(Path(__file__).with_name("conformance_fake_adapter.py"))
 

@@ -1,4 +1,4 @@
-"""The replay-based shrinker, ``minimize()`` in refimpl/conformance/runner.py.
+"""The replay-based shrinker, ``minimize()`` in refimpl/conformance/search/run.py.
 
 Two levels. The algorithm alone, with the replay replaced by a pure function of the
 request list (so each case is exact and fast): pairs of steps that are only needed by
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance import runner
-from refimpl.conformance.report import Step
-from refimpl.conformance.runner import Config, Failure, RunContext, minimize, try_trace
+from refimpl.conformance.search import run as runner
+from refimpl.conformance.search.report import Step
+from refimpl.conformance.search.run import Config, Failure, RunContext, minimize, try_trace
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"
 

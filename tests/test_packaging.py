@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from refimpl.conformance.runner import EXIT_USAGE
+from refimpl.conformance.search.run import EXIT_USAGE
 from refimpl.tla.graph import load_graph
 from refimpl.tla.manifest import load_manifest
 
@@ -123,7 +123,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_first_commands(
         [refimpl, "spec", "replay", "WorkQueue"], work, env
     )
     assert "violations: 0" in _run([refimpl, "sim", "run", "informer", "--seed", "1"], work, env)
-    adapter = [str(python), "-m", "refimpl.conformance.reference_adapter"]
+    adapter = [str(python), "-m", "refimpl.conformance.reference.adapter"]
     report = _run([refimpl, "conform", "--budget", "5", "--", *adapter], work, env)
     assert "PASS" in report and "FAIL" not in report
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.peers import (
+from refimpl.conformance.peers.run import (
     DOC,
     OBSERVATIONS,
     ManifestError,
@@ -46,7 +46,7 @@ def fake_peer(
         "toolchains": ["make"],
         "implementation": "refimpl's own reference adapter",
         "built": "built.stamp",
-        "command": [sys.executable, "-m", "refimpl.conformance.reference_adapter"],
+        "command": [sys.executable, "-m", "refimpl.conformance.reference.adapter"],
         "checks": [
             {"component": "queue", "seed": 1, "budget": 3, "max_examples": 10, "expect": "pass"}
         ],

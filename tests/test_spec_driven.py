@@ -20,8 +20,16 @@ import attrs
 import pytest
 from test_conformance_broken import BROKEN, BUGS
 
-from refimpl.conformance import spec_driven
-from refimpl.conformance.spec_driven import (
+from refimpl.conformance.walks import walker as spec_driven
+from refimpl.conformance.walks.mapping import (
+    FIFO_NO_BATCH,
+    INFORMER,
+    InformerDriver,
+    SpecDriver,
+    state_classes,
+)
+from refimpl.conformance.walks.mapping import informer_calls_ok as calls_ok
+from refimpl.conformance.walks.walker import (
     DRIVERS,
     SpecRun,
     _Graph,
@@ -31,17 +39,9 @@ from refimpl.conformance.spec_driven import (
     plan_walks,
     run_from_spec,
 )
-from refimpl.conformance.spec_drivers import (
-    FIFO_NO_BATCH,
-    INFORMER,
-    InformerDriver,
-    SpecDriver,
-    state_classes,
-)
-from refimpl.conformance.spec_drivers import informer_calls_ok as calls_ok
 from refimpl.tla.graph import StateGraph
 
-REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference_adapter"]
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 #: The reference without observations carried by a call: every check its own request.
 UNOBSERVED = [*REFERENCE, "--no-observe"]
 GRAPHS: dict[str, StateGraph] = {}

@@ -18,8 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bugs import BUGS, describe
 
-from refimpl.conformance.driver import Parts, ReferenceDriver
-from refimpl.conformance.reference_adapter import serve
+from refimpl.conformance.reference.adapter import serve
+from refimpl.conformance.reference.dispatch import Parts, ReferenceDriver
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 
 Each entry names a historical bug or a common porting mistake, the component where a
 short sequence exposes it, and a function that swaps one part of the reference driver
-(:class:`refimpl.conformance.driver.Parts`) for a broken one. ``adapter.py --bug NAME``
+(:class:`refimpl.conformance.reference.dispatch.Parts`) for a broken one. ``adapter.py --bug NAME``
 serves the result over the protocol; ``tests/test_conformance_broken.py`` checks that
 ``refimpl conform`` catches every entry, and ``benchmarks/conformance.py`` measures how
 fast. Nothing here is used by refimpl itself.
@@ -23,13 +23,13 @@ from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore
 from refimpl.cache.store import Indexer, ThreadSafeMap
-from refimpl.conformance.driver import (
+from refimpl.conformance.reference.dispatch import (
     LimiterFactory,
     Parts,
     WorkqueueComponent,
     build_limiter,
 )
-from refimpl.conformance.informer_driver import InformerParts
+from refimpl.conformance.reference.informer import InformerParts
 from refimpl.sim.informer import SimInformer
 from refimpl.tour.ch07_model_and_code import handler_first
 from refimpl.workqueue.backoff import fast_slow_delay

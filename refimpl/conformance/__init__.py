@@ -3,9 +3,9 @@
 An *adapter* is a child process that speaks the driver protocol (JSON lines on its
 stdin/stdout, :mod:`refimpl.conformance.protocol`, documented in ``docs/protocol.md``).
 ``refimpl conform -- COMMAND`` starts it, generates operation sequences with Hypothesis
-(:mod:`refimpl.conformance.machines`), sends each operation to the adapter and to the
-in-process reference (:mod:`refimpl.conformance.driver`), and reports the first
-disagreement as a shrunk, numbered, replayable sequence (:mod:`refimpl.conformance.runner`).
+(:mod:`refimpl.conformance.search.machines`), sends each operation to the adapter and to the
+in-process reference (:mod:`refimpl.conformance.reference.dispatch`), and reports the first
+disagreement as a shrunk, numbered, replayable sequence (:mod:`refimpl.conformance.search.run`).
 Nothing here blocks on the thing under test without a timeout
 (:mod:`refimpl.conformance.process`).
 """

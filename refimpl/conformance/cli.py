@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.runner import EXIT_USAGE, Config, run
+from refimpl.conformance.search.run import EXIT_USAGE, Config, run
 
 __all__ = ["main", "register"]
 
@@ -22,7 +22,7 @@ EPILOG = """\
 exit status: 0 pass, 1 disagreement, 2 adapter failure, 3 usage error;
 --from-spec also 4: inconclusive (drivable edges left untaken, nothing disagreed).
 examples:
-  refimpl conform -- python -m refimpl.conformance.reference_adapter
+  refimpl conform -- python -m refimpl.conformance.reference.adapter
   refimpl conform --component queue --budget 10 --seed 1 -- ./my-adapter
   refimpl conform --replay trace.jsonl -- ./my-adapter
   refimpl conform --from-spec all -- ./my-adapter
@@ -268,7 +268,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def _from_spec(args: argparse.Namespace, config: Config) -> int:
-    from refimpl.conformance.spec_driven import run_from_spec
+    from refimpl.conformance.walks.walker import run_from_spec
 
     log = open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
     try:

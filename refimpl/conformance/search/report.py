@@ -1,6 +1,6 @@
 """Reports: the numbered table of a trace, the failure report, saved traces.
 
-Stateless functions over :class:`~refimpl.conformance.runner.Step` lists. Objects are
+Stateless functions over :class:`~refimpl.conformance.search.run.Step` lists. Objects are
 shown compactly (``ns/name@rv{labels}``, ``DFSU(key, obj)``); the raw request lines are
 printed too, so a failure can be replayed by hand against a fresh adapter.
 """
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from refimpl.conformance.compare import agree
-from refimpl.conformance.driver import ReferenceDriver
 from refimpl.conformance.protocol import PROTOCOL_VERSION
+from refimpl.conformance.reference.dispatch import ReferenceDriver
+from refimpl.conformance.search.compare import agree
 
 if TYPE_CHECKING:
-    from refimpl.conformance.runner import Config, Failure
+    from refimpl.conformance.search.run import Config, Failure
 
 __all__ = [
     "Step",

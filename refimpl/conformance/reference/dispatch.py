@@ -15,7 +15,7 @@ fixed by its sift-up/sift-down (refimpl's DelayingCore reproduces it), but other
 implementations need not keep a Go-shaped heap, so unless the adapter declares
 ``"heap_order": true`` for the component a ``get_nowait`` may answer any of them and
 the reference then follows the adapter's choice. The reference adapter process
-(:mod:`refimpl.conformance.reference_adapter`) runs the same driver unsteered.
+(:mod:`refimpl.conformance.reference.adapter`) runs the same driver unsteered.
 """
 
 from __future__ import annotations
@@ -27,14 +27,6 @@ from typing import Any, Protocol, TypeVar
 from refimpl import __version__
 from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, FakeClock
-from refimpl.conformance.cache_driver import (
-    INDEX_FUNCS,
-    CacheParts,
-    DeltaFIFOComponent,
-    RealFIFOComponent,
-    StoreComponent,
-)
-from refimpl.conformance.informer_driver import InformerComponent, InformerParts
 from refimpl.conformance.protocol import (
     COMPONENTS,
     LIMITERS,
@@ -48,6 +40,14 @@ from refimpl.conformance.protocol import (
     ok_response,
     seconds_to_ns,
 )
+from refimpl.conformance.reference.cache import (
+    INDEX_FUNCS,
+    CacheParts,
+    DeltaFIFOComponent,
+    RealFIFOComponent,
+    StoreComponent,
+)
+from refimpl.conformance.reference.informer import InformerComponent, InformerParts
 from refimpl.workqueue.core import FifoContainer, QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import (
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 T = TypeVar("T", bound=Hashable)
-#: The work queue items the harness generates (refimpl.conformance.machines), and the
+#: The work queue items the harness generates (refimpl.conformance.search.machines), and the
 #: ones reports show the limiter's counts for.
 NAMES = ("a", "b", "c", "d")
 Item = str

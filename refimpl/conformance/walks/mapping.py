@@ -1,6 +1,6 @@
 """How each graphed spec action becomes protocol requests, and what its answers must be.
 
-Owns no state. Used by :mod:`refimpl.conformance.spec_driven`, which walks a committed
+Owns no state. Used by :mod:`refimpl.conformance.walks.walker`, which walks a committed
 state graph (spec/graphs/) edge by edge. For every model whose component the protocol
 has, a :class:`SpecDriver` says:
 
@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from refimpl.conformance.cache_driver import delta_json, to_json
+from refimpl.conformance.reference.cache import delta_json, to_json
 from refimpl.meta import Object
 from refimpl.tla.graph import Edge, StateGraph
 from refimpl.tla.refine_fifo import delta_from_spec, object_from_spec
@@ -122,7 +122,7 @@ def _call(method: str, **args: Any) -> dict[str, Any]:
 
 
 class SpecDriver(Protocol):
-    """What :func:`refimpl.conformance.spec_driven.drive` needs from one model."""
+    """What :func:`refimpl.conformance.walks.walker.drive` needs from one model."""
 
     @property
     def model(self) -> str:

@@ -48,8 +48,8 @@ from refimpl.cache.reflector import (
 )
 from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock, to_ns
-from refimpl.conformance.cache_driver import object_from_json, to_json
 from refimpl.conformance.protocol import COMPONENTS, ProtocolError
+from refimpl.conformance.reference.cache import object_from_json, to_json
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     ListOptions,

@@ -1,7 +1,7 @@
-"""The reference as an adapter process: ``python -m refimpl.conformance.reference_adapter``.
+"""The reference as an adapter process: ``python -m refimpl.conformance.reference.adapter``.
 
 Reads protocol requests from stdin and answers them with
-:class:`~refimpl.conformance.driver.ReferenceDriver` on stdout, one line each, until
+:class:`~refimpl.conformance.reference.dispatch.ReferenceDriver` on stdout, one line each, until
 EOF. Owns no state beyond the driver's; never reads the wall clock. ``refimpl conform``
 against this process must always pass: CI uses it to prove the harness end to end.
 """
@@ -12,8 +12,8 @@ import json
 import sys
 from typing import BinaryIO
 
-from refimpl.conformance.driver import ReferenceDriver
 from refimpl.conformance.protocol import MAX_LINE_BYTES, encode, error_response
+from refimpl.conformance.reference.dispatch import ReferenceDriver
 
 __all__ = ["main", "serve"]
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args not in ([], ["--no-observe"]):
         print(
-            "usage: python -m refimpl.conformance.reference_adapter [--no-observe]\n"
+            "usage: python -m refimpl.conformance.reference.adapter [--no-observe]\n"
             "  --no-observe  declare no observations carried by a call "
             "(docs/protocol.md): every check is a request of its own",
             file=sys.stderr,

@@ -3,14 +3,14 @@
 ``refimpl conform --from-spec MODEL -- ADAPTER`` loads the committed state graph of
 MODEL (spec/graphs/, the graphs the code replay checks refimpl against), and drives the
 adapter from the initial state along edges until every edge the protocol can drive has
-been taken once. Each step sends the edge's request (:mod:`refimpl.conformance.spec_drivers`
+been taken once. Each step sends the edge's request (:mod:`refimpl.conformance.walks.mapping`
 translates spec actions), compares the answer with what the edge's states make
 observable, then checks a few observations (``len``, ``has_synced``) against the target
 state: carried by the step's last call where the adapter declares them
 (docs/protocol.md, "Observations carried by a call"), else each a request of its own.
 Edges that differ only in variables the harness alone holds (the driver's ``hidden``:
 which worker holds an item, what the consumer does) are one test: taking one covers
-all (:func:`~refimpl.conformance.spec_drivers.shared_credit`). A wrong answer is
+all (:func:`~refimpl.conformance.walks.mapping.shared_credit`). A wrong answer is
 reported with the path that led to it from the initial state: a shortest path to the
 edge's source, then the edge.
 
@@ -49,7 +49,7 @@ from typing import Any, TextIO
 import attrs
 
 from refimpl.conformance.process import AdapterFailure, AdapterProcess
-from refimpl.conformance.spec_drivers import (
+from refimpl.conformance.walks.mapping import (
     DRIVERS,
     HARNESS_ONLY,
     Check,

@@ -19,8 +19,8 @@ from typing import Any
 from refimpl.cache.handlers import ResourceEventHandlerFuncs
 from refimpl.cache.process_deltas import process_deltas
 from refimpl.cache.store import Indexer
-from refimpl.conformance.cache_driver import delta_from_json, object_from_json, to_json
-from refimpl.conformance.report import compact, show_request
+from refimpl.conformance.reference.cache import delta_from_json, object_from_json, to_json
+from refimpl.conformance.search.report import compact, show_request
 
 __all__ = ["AnswerChecker", "PoppedStore"]
 

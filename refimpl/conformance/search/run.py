@@ -20,14 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from refimpl.conformance.compare import agree
-from refimpl.conformance.driver import ReferenceDriver, WorkqueueComponent
-from refimpl.conformance.informer_checks import InformerChecker, observation_problem
-from refimpl.conformance.informer_driver import FIFO_MODES, InformerComponent
-from refimpl.conformance.invariants import AnswerChecker, PoppedStore
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.protocol import COMPONENTS, PROTOCOL_VERSION, PROTOCOL_VERSIONS
-from refimpl.conformance.report import (
+from refimpl.conformance.reference.dispatch import ReferenceDriver, WorkqueueComponent
+from refimpl.conformance.reference.informer import FIFO_MODES, InformerComponent
+from refimpl.conformance.search.compare import agree
+from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
+from refimpl.conformance.search.invariants import AnswerChecker, PoppedStore
+from refimpl.conformance.search.report import (
     Step,
     compact,
     format_failure,
@@ -226,7 +226,7 @@ class Example:
 
     def consequence(self) -> str:
         """For a FIFO whose pops feed a store as an informer's do (see
-        :class:`~refimpl.conformance.invariants.PoppedStore`): keep popping both sides
+        :class:`~refimpl.conformance.search.invariants.PoppedStore`): keep popping both sides
         past the difference, each applying its own pops, and say what the adapter's
         store ends up holding if that is not the source ("" otherwise). The extra
         requests are not part of the trace; the adapter is reset before the next one."""
@@ -520,8 +520,8 @@ def run_component(ctx: RunContext, component: str, budget: float) -> ComponentRe
     from hypothesis.reporting import with_reporter
     from hypothesis.stateful import run_state_machine_as_test
 
-    from refimpl.conformance.informer_machine import make_informer_machine
-    from refimpl.conformance.machines import make_machine, untested
+    from refimpl.conformance.search.informer_machine import make_informer_machine
+    from refimpl.conformance.search.machines import make_machine, untested
 
     caps = ctx.hello["components"][component]
     methods = frozenset(

@@ -1,0 +1,13 @@
+"""The reference side: what answers for refimpl when an adapter is checked.
+
+Every request the harness sends to an adapter it also carries out here, on refimpl's own
+cores, so the two answers can be compared. Nothing here blocks or reads the wall clock.
+
+- :mod:`~refimpl.conformance.reference.dispatch`: ``ReferenceDriver``, one request in,
+  one answer out, for every component; the work queue and rate limiter components;
+- :mod:`~refimpl.conformance.reference.cache`: ``store``, ``delta_fifo``, ``real_fifo``;
+- :mod:`~refimpl.conformance.reference.informer`: the whole informer on a scripted
+  lister-watcher;
+- :mod:`~refimpl.conformance.reference.adapter`: the reference as an adapter process
+  (``python -m refimpl.conformance.reference.adapter``).
+"""
