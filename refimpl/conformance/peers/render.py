@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +127,7 @@ def _matrix(
         "(offered, no check in the manifest). A verdict that differs from its pin is in bold "
         "with the pin in brackets.",
         "",
-        "| peer | " + " | ".join(COMPONENTS) + " |",
-        "|---|" + "---|" * len(COMPONENTS),
+        *_table_head(COMPONENTS),
     ]
     problems: list[str] = []
     for m in manifests:
@@ -138,14 +137,23 @@ def _matrix(
         seen = peers.get(m.name, {})
         if "problem" in seen or "hello" not in seen:
             problems.append(f"{m.name}: {seen.get('problem', 'not run')}")
-            lines.append(f"| {m.name} | " + " | ".join(["?"] * len(COMPONENTS)) + " |")
+            lines.append(_table_row(m.name, ["?"] * len(COMPONENTS)))
             continue
         cells = [_matrix_cell(root, m, component, seen) for component in COMPONENTS]
-        lines.append(f"| {m.name} | " + " | ".join(cells) + " |")
+        lines.append(_table_row(m.name, cells))
     if problems:
         lines += ["", "Peers that could not be checked:", ""]
         lines += [f"- {p}" for p in problems]
     return lines
+
+
+def _table_head(columns: Collection[str]) -> list[str]:
+    """A table's header and rule: a ``peer`` column, then one per ``columns``."""
+    return ["| peer | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+
+
+def _table_row(name: str, cells: Sequence[str]) -> str:
+    return f"| {name} | " + " | ".join(cells) + " |"
 
 
 def _matrix_cell(root: Path, m: Manifest, component: str, seen: Observed) -> str:
@@ -199,12 +207,10 @@ def _invariants(root: Path, manifests: Sequence[Manifest], peers: dict[str, Obse
         "[invariants.md](invariants.md) that some peer breaks (or *difference*), from the "
         "checks and the pinned traces below.",
         "",
-        "| peer | " + " | ".join(ids) + " |",
-        "|---|" + "---|" * len(ids),
+        *_table_head(ids),
     ]
     for m in manifests:
-        cells = [", ".join(seen[i].get(m.name, [])) or "" for i in ids]
-        lines.append(f"| {m.name} | " + " | ".join(cells) + " |")
+        lines.append(_table_row(m.name, [", ".join(seen[i].get(m.name, [])) or "" for i in ids]))
     return lines
 
 
