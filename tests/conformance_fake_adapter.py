@@ -3,7 +3,7 @@
     python tests/conformance_fake_adapter.py MODE[:TRIGGER] [MODE[:TRIGGER] ...]
 
 Answers like the reference adapter until a request whose ``op`` or ``method`` equals
-TRIGGER arrives, then misbehaves as MODE says (see ``misbehave``). MODE ``ignore-term``
+TRIGGER arrives, then misbehaves as MODE says (see ``MISBEHAVIOURS``). MODE ``ignore-term``
 makes the process ignore SIGTERM and stdin EOF, to test that the harness still ends it.
 """
 
@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from refimpl.conformance.protocol import encode
@@ -25,71 +26,148 @@ def out(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-def misbehave(mode: str, request: dict[str, Any], driver: ReferenceDriver) -> bool:
-    """Do ``mode`` for ``request``; True if the request was answered (or never will be)."""
-    rid = request.get("id")
-    if mode == "hang":
-        time.sleep(3600)
-    elif mode == "crash":
-        sys.stderr.write("fake adapter: simulated crash\n")
-        sys.stderr.flush()
-        os._exit(3)
-    elif mode == "exit":
-        os._exit(0)
-    elif mode == "garbage":
-        out(b"this is not json\n")
-    elif mode == "huge":
-        out(b"x" * 3_000_000)
-        time.sleep(3600)
-    elif mode == "huge-line":
-        out(b'{"id":' + str(rid).encode() + b',"result":"' + b"y" * 2_000_000 + b'"}\n')
-    elif mode == "partial":
-        out(b'{"id": ' + str(rid).encode() + b', "resu')
-        os._exit(0)
-    elif mode == "partial-hang":
-        out(b'{"id": ' + str(rid).encode() + b', "resu')
-        time.sleep(3600)
-    elif mode == "wrong-id":
-        out(encode({"id": 10_000, "result": None}))
-    elif mode == "both":
-        out(encode({"id": rid, "result": None, "error": {"kind": "internal", "message": "?"}}))
-    elif mode == "bad-kind":
-        out(encode({"id": rid, "error": {"kind": "oops", "message": "?"}}))
-    elif mode == "refuse":
-        out(encode({"id": rid, "error": {"kind": "unsupported", "message": "not today"}}))
-    elif mode == "v1-only":
-        # An adapter written for protocol 1: it refuses any other version.
-        if request.get("protocol") != 1:
-            out(encode({"id": rid, "error": {"kind": "unsupported", "message": "speaks 1"}}))
-        else:
-            out(encode(driver.handle(request)))
-    elif mode == "bad-observation":
-        response = driver.handle(request)
-        response["result"] = {**response["result"], "waiting": "soon"}
-        out(encode(response))
-    elif mode == "invent":
-        response = driver.handle(request)
-        call = {"handler": "h0", "kind": "add", "key": "zz", "rv": "99", "cache": "99"}
-        response["result"]["calls"].append({**call, "initial": False})
-        out(encode(response))
-    elif mode == "extra-line":
-        out(encode(driver.handle(request)))
-        out(encode({"id": rid, "result": None}))
-    elif mode == "not-object":
-        out(b"[1, 2, 3]\n")
-    elif mode == "bad-hello":
-        out(encode({"id": rid, "result": {"protocol": 3, "name": "x", "version": "0"}}))
-    elif mode == "narrow":  # a hello whose delta_fifo allows fewer option values
-        response = driver.handle(request)
-        caps = response["result"]["components"]["delta_fifo"]
-        caps["option_values"] = {"emit_delta_type_replaced": [False]}
-        out(encode(response))
-    elif mode == "wrong-answer":
-        response = driver.handle(request)
-        response["result"] = "something else"
-        out(encode(response))
+#: What a mode does instead of answering a request: given the request and the driver.
+Misbehaviour = Callable[[dict[str, Any], ReferenceDriver], None]
+
+
+# -- the process stops answering: it hangs, crashes or exits
+
+
+def _hang(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    time.sleep(3600)
+
+
+def _crash(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    sys.stderr.write("fake adapter: simulated crash\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def _exit(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    os._exit(0)
+
+
+# -- bytes that are not a response line
+
+
+def _huge(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    out(b"x" * 3_000_000)
+    time.sleep(3600)
+
+
+def _huge_line(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    rid = str(request.get("id")).encode()
+    out(b'{"id":' + rid + b',"result":"' + b"y" * 2_000_000 + b'"}\n')
+
+
+def _partial(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    out(b'{"id": ' + str(request.get("id")).encode() + b', "resu')
+    os._exit(0)
+
+
+def _partial_hang(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    out(b'{"id": ' + str(request.get("id")).encode() + b', "resu')
+    time.sleep(3600)
+
+
+def _send(data: bytes) -> Misbehaviour:
+    """Answer any request with ``data``, as it is."""
+    return lambda request, driver: out(data)
+
+
+# -- a well-formed line that breaks the protocol
+
+
+def _reply(response: Callable[[Any], dict[str, Any]]) -> Misbehaviour:
+    """Answer with ``response(the request's id)`` instead of the reference's answer."""
+    return lambda request, driver: out(encode(response(request.get("id"))))
+
+
+def _extra_line(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    out(encode(driver.handle(request)))
+    out(encode({"id": request.get("id"), "result": None}))
+
+
+def _v1_only(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    """An adapter written for protocol 1: it refuses any other version."""
+    if request.get("protocol") != 1:
+        error = {"kind": "unsupported", "message": "speaks 1"}
+        out(encode({"id": request.get("id"), "error": error}))
     else:
+        out(encode(driver.handle(request)))
+
+
+# -- the reference's answer, doctored
+
+
+def _doctored(change: Callable[[dict[str, Any]], None]) -> Misbehaviour:
+    """Answer with the reference's response after ``change`` edited it."""
+
+    def misbehaviour(request: dict[str, Any], driver: ReferenceDriver) -> None:
+        response = driver.handle(request)
+        change(response)
+        out(encode(response))
+
+    return misbehaviour
+
+
+def _bad_observation(response: dict[str, Any]) -> None:
+    response["result"] = {**response["result"], "waiting": "soon"}
+
+
+def _invent(response: dict[str, Any]) -> None:
+    call = {"handler": "h0", "kind": "add", "key": "zz", "rv": "99", "cache": "99"}
+    response["result"]["calls"].append({**call, "initial": False})
+
+
+def _narrow(response: dict[str, Any]) -> None:
+    """A hello whose delta_fifo allows fewer option values."""
+    caps = response["result"]["components"]["delta_fifo"]
+    caps["option_values"] = {"emit_delta_type_replaced": [False]}
+
+
+def _wrong_answer(response: dict[str, Any]) -> None:
+    response["result"] = "something else"
+
+
+#: Each MODE and what it does to the request that triggers it.
+MISBEHAVIOURS: dict[str, Misbehaviour] = {
+    "hang": _hang,
+    "crash": _crash,
+    "exit": _exit,
+    "garbage": _send(b"this is not json\n"),
+    "huge": _huge,
+    "huge-line": _huge_line,
+    "partial": _partial,
+    "partial-hang": _partial_hang,
+    "wrong-id": _reply(lambda rid: {"id": 10_000, "result": None}),
+    "both": _reply(
+        lambda rid: {"id": rid, "result": None, "error": {"kind": "internal", "message": "?"}}
+    ),
+    "bad-kind": _reply(lambda rid: {"id": rid, "error": {"kind": "oops", "message": "?"}}),
+    "refuse": _reply(
+        lambda rid: {"id": rid, "error": {"kind": "unsupported", "message": "not today"}}
+    ),
+    "v1-only": _v1_only,
+    "bad-observation": _doctored(_bad_observation),
+    "invent": _doctored(_invent),
+    "extra-line": _extra_line,
+    "not-object": _send(b"[1, 2, 3]\n"),
+    "bad-hello": _reply(
+        lambda rid: {"id": rid, "result": {"protocol": 3, "name": "x", "version": "0"}}
+    ),
+    "narrow": _doctored(_narrow),
+    "wrong-answer": _doctored(_wrong_answer),
+}
+
+
+def misbehave(mode: str, request: dict[str, Any], driver: ReferenceDriver) -> bool:
+    """Do ``mode`` for ``request`` (see MISBEHAVIOURS); True if the request was answered
+    (or never will be)."""
+    misbehaviour = MISBEHAVIOURS.get(mode)
+    if misbehaviour is None:
         raise SystemExit(f"unknown mode {mode!r}")
+    misbehaviour(request, driver)
     return True
 
 

@@ -27,18 +27,16 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.peers.run import (
-    DOC,
-    OBSERVATIONS,
+from refimpl.conformance.peers.checking import run_check
+from refimpl.conformance.peers.manifest import (
     Check,
     Manifest,
     check_key,
     discover,
     load_manifest,
-    render,
-    run_check,
     trace_header,
 )
+from refimpl.conformance.peers.render import DOC, OBSERVATIONS, render
 from refimpl.conformance.search.run import EXIT_DISAGREE, EXIT_PASS, Config, run
 
 ROOT = Path(__file__).resolve().parent.parent

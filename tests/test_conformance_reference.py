@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.reference.dispatch import ReferenceDriver
+from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS
+from refimpl.conformance.reference.dispatch import ReferenceDriver, reference_methods
 from refimpl.conformance.search.run import EXIT_DISAGREE, EXIT_PASS, Config, run
 
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
@@ -175,6 +175,32 @@ def test_driver_answers_malformed_requests_in_protocol() -> None:
     assert driver.handle(unknown_index)["error"]["kind"] == "invalid_argument"
     backwards = driver.handle({"id": 7, "op": "advance", "seconds": -1})
     assert backwards["error"]["kind"] == "bad_request"
+
+
+def test_every_protocol_method_has_a_reference_handler() -> None:
+    """Each component's handler table carries out exactly the methods the protocol
+    names for it (and the spec walks' methods it declares), no more, no fewer."""
+    for component, methods in COMPONENTS.items():
+        declared = frozenset(methods + SPEC_METHODS.get(component, ()))
+        assert reference_methods(component) == declared, component
+
+
+def test_unknown_ops_components_and_methods_are_refused_by_kind() -> None:
+    driver = ReferenceDriver()
+    assert driver.handle({"id": 1, "op": ["call"]})["error"]["kind"] == "bad_request"
+    for component in ("bogus", ["queue"], None):
+        create = {"id": 2, "op": "create", "instance": "x", "component": component}
+        assert driver.handle(create)["error"]["kind"] == "unsupported", component
+    old = ReferenceDriver()
+    assert old.handle({"id": 3, "op": "hello", "protocol": 1})["result"]["protocol"] == 1
+    create = {"id": 4, "op": "create", "instance": "i", "component": "informer"}
+    assert old.handle(create)["error"]["kind"] == "unsupported"
+    for rid, component in enumerate(("store", "rate_limiter", "delta_fifo", "queue"), 5):
+        driver.handle({"id": rid, "op": "create", "instance": component, "component": component})
+        bogus = call_request(10 + rid, "bogus", component, item="a")
+        assert driver.handle(bogus)["error"]["kind"] == "unsupported", component
+    no_item = call_request(20, "bogus", "rate_limiter")
+    assert driver.handle(no_item)["error"]["kind"] == "bad_request"
 
 
 def test_rate_limiter_durations_are_exact_nanoseconds() -> None:

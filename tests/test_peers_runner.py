@@ -16,15 +16,9 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.peers.run import (
-    DOC,
-    OBSERVATIONS,
-    ManifestError,
-    load_manifest,
-    render,
-    run_peers,
-    verdict_of,
-)
+from refimpl.conformance.peers.checking import run_peers, verdict_of
+from refimpl.conformance.peers.manifest import ManifestError, load_manifest
+from refimpl.conformance.peers.render import DOC, OBSERVATIONS, render
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,13 +23,13 @@ from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore
 from refimpl.cache.store import Indexer, ThreadSafeMap
-from refimpl.conformance.reference.dispatch import (
+from refimpl.conformance.reference.dispatch import Parts
+from refimpl.conformance.reference.informer import InformerParts
+from refimpl.conformance.reference.workqueue import (
     LimiterFactory,
-    Parts,
     WorkqueueComponent,
     build_limiter,
 )
-from refimpl.conformance.reference.informer import InformerParts
 from refimpl.sim.informer import SimInformer
 from refimpl.tour.ch07_model_and_code import handler_first
 from refimpl.workqueue.backoff import fast_slow_delay

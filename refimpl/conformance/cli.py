@@ -31,6 +31,21 @@ The protocol an adapter speaks is described in docs/protocol.md.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every option of ``refimpl conform``, in the order ``--help`` lists them."""
+    _components(parser)
+    _search_limits(parser)
+    _adapter_waits(parser)
+    _what_to_compare(parser)
+    _shrinking(parser)
+    _run_control(parser)
+    _narrowing(parser)
+    _files(parser)
+    _modes(parser)
+    _adapter(parser)
+
+
+def _components(parser: argparse.ArgumentParser) -> None:
+    """Which components to test."""
     parser.add_argument(
         "--component",
         action="append",
@@ -40,6 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"component to test (repeatable; default: all the adapter offers): "
         f"{', '.join(COMPONENTS)}",
     )
+
+
+def _search_limits(parser: argparse.ArgumentParser) -> None:
+    """How long the random search and its shrinking may run, and how big an example is."""
     parser.add_argument(
         "--budget",
         type=float,
@@ -65,6 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--steps", type=int, default=30, metavar="N", help="operations per example (default 30)"
     )
+
+
+def _adapter_waits(parser: argparse.ArgumentParser) -> None:
+    """How long to wait for the adapter before it counts as hung."""
     parser.add_argument(
         "--timeout",
         type=float,
@@ -79,6 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="longest wait for the handshake answer (default 20)",
     )
+
+
+def _what_to_compare(parser: argparse.ArgumentParser) -> None:
+    """What is generated and how strictly answers are compared."""
     parser.add_argument(
         "--misuse",
         action="store_true",
@@ -92,12 +119,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(items falling due at one instant leave the delay heap in its order), whether "
         "or not the adapter declares heap_order",
     )
+
+
+def _shrinking(parser: argparse.ArgumentParser) -> None:
+    """How a failure is shrunk."""
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     parser.add_argument(
         "--quick-shrink",
         action="store_true",
         help="skip Hypothesis' shrinking, only drop steps by replaying (faster, coarser)",
     )
+
+
+def _run_control(parser: argparse.ArgumentParser) -> None:
+    """Failures, restarts and progress."""
     parser.add_argument(
         "--keep-going", action="store_true", help="test every component even after a failure"
     )
@@ -117,6 +152,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     progress.add_argument(
         "--no-progress", dest="progress", action="store_false", help="never print progress"
     )
+
+
+def _narrowing(parser: argparse.ArgumentParser) -> None:
+    """Create options fixed and methods never generated."""
     parser.add_argument(
         "--option",
         action="append",
@@ -138,6 +177,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "that throws"
         ),
     )
+
+
+def _files(parser: argparse.ArgumentParser) -> None:
+    """Files written: the failing trace and the protocol log."""
     parser.add_argument(
         "--save", metavar="FILE", help="write the failing trace to FILE (default: not saved)"
     )
@@ -146,6 +189,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write every protocol line sent (>) and received (<) (default: no log)",
     )
+
+
+def _modes(parser: argparse.ArgumentParser) -> None:
+    """Replaying a trace or walking a model instead of random search."""
     parser.add_argument(
         "--replay",
         metavar="FILE",
@@ -162,6 +209,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "Informer, InformerAtomic, or all; repeatable; default: random search)"
         ),
     )
+
+
+def _adapter(parser: argparse.ArgumentParser) -> None:
+    """The adapter command, after ``--``."""
     parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,

@@ -178,33 +178,56 @@ class StoreComponent:
                 "unsupported", f"indexers must be a subset of {sorted(INDEX_FUNCS)}"
             )
         self.store = parts.indexer(indexers={n: INDEX_FUNCS[n] for n in names})
+        #: Each protocol method's handler, given the call's args.
+        self.handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "add": self.m_add,
+            "update": self.m_update,
+            "delete": self.m_delete,
+            "replace": self.m_replace,
+            "get_by_key": self.m_get_by_key,
+            "list_keys": self.m_list_keys,
+            "list": self.m_list,
+            "by_index": self.m_by_index,
+            "index_keys": self.m_index_keys,
+            "list_index_func_values": self.m_list_index_func_values,
+        }
 
     def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
-        s = self.store
-        if method == "add":
-            s.add(_obj(args))
-        elif method == "update":
-            s.update(_obj(args))
-        elif method == "delete":
-            s.delete(_obj(args))
-        elif method == "replace":
-            s.replace(_objs(args), str(args.get("rv", "")))
-        elif method == "get_by_key":
-            obj, exists = s.get_by_key(_str(args, "key"))
-            return {"exists": exists, "obj": to_json(obj) if exists else None}
-        elif method == "list_keys":
-            return sorted(s.list_keys())
-        elif method == "list":
-            return _sorted_objects(s.list())
-        elif method == "by_index":
-            return _sorted_objects(s.by_index(_str(args, "index"), _str(args, "value")))
-        elif method == "index_keys":
-            return sorted(s.index_keys(_str(args, "index"), _str(args, "value")))
-        elif method == "list_index_func_values":
-            return sorted(s.list_index_func_values(_str(args, "index")))
-        else:
+        handler = self.handlers.get(method)
+        if handler is None:
             raise ProtocolError("unsupported", f"a store has no method {method!r}")
-        return None
+        return handler(args)
+
+    def m_add(self, args: dict[str, Any]) -> None:
+        self.store.add(_obj(args))
+
+    def m_update(self, args: dict[str, Any]) -> None:
+        self.store.update(_obj(args))
+
+    def m_delete(self, args: dict[str, Any]) -> None:
+        self.store.delete(_obj(args))
+
+    def m_replace(self, args: dict[str, Any]) -> None:
+        self.store.replace(_objs(args), str(args.get("rv", "")))
+
+    def m_get_by_key(self, args: dict[str, Any]) -> Any:
+        obj, exists = self.store.get_by_key(_str(args, "key"))
+        return {"exists": exists, "obj": to_json(obj) if exists else None}
+
+    def m_list_keys(self, args: dict[str, Any]) -> Any:
+        return sorted(self.store.list_keys())
+
+    def m_list(self, args: dict[str, Any]) -> Any:
+        return _sorted_objects(self.store.list())
+
+    def m_by_index(self, args: dict[str, Any]) -> Any:
+        return _sorted_objects(self.store.by_index(_str(args, "index"), _str(args, "value")))
+
+    def m_index_keys(self, args: dict[str, Any]) -> Any:
+        return sorted(self.store.index_keys(_str(args, "index"), _str(args, "value")))
+
+    def m_list_index_func_values(self, args: dict[str, Any]) -> Any:
+        return sorted(self.store.list_index_func_values(_str(args, "index")))
 
     def after_advance(self) -> None:
         pass
@@ -231,9 +254,11 @@ class _FIFOComponent(Generic[C]):
         self.known = Indexer()
         self.group: dict[int, int] = {}  # id(queue entry) -> tie group
         self._next_group = 0
-        #: Each protocol method's handler but ``known_add`` / ``known_delete`` (the
-        #: subclass adds its own; ``methods`` says which the component offers).
+        #: Each protocol method's handler (the subclass adds its own; ``methods`` says
+        #: which the component offers).
         self.handlers: dict[str, Handler] = {
+            "known_add": self.m_known_add,
+            "known_delete": self.m_known_delete,
             "add": self.m_add,
             "update": self.m_update,
             "delete": self.m_delete,
@@ -251,13 +276,14 @@ class _FIFOComponent(Generic[C]):
     def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         if method not in self.methods:
             raise ProtocolError("unsupported", f"this FIFO has no method {method!r}")
-        if method == "known_add":
-            self.known.update(_obj(args))
-            return None
-        if method == "known_delete":
-            self.known.delete(_obj(args))
-            return None
         return self.handlers[method](args, actual)
+
+    def m_known_add(self, args: dict[str, Any], actual: Any) -> None:
+        """The known-objects fixture (the indexer a DeltaFIFO consults) gains ``obj``."""
+        self.known.update(_obj(args))
+
+    def m_known_delete(self, args: dict[str, Any], actual: Any) -> None:
+        self.known.delete(_obj(args))
 
     def m_add(self, args: dict[str, Any], actual: Any) -> None:
         self.fifo.add(_obj(args))

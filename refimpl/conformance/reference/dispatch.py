@@ -1,31 +1,30 @@
-"""The reference side of the protocol: requests carried out on refimpl's cores.
+"""The reference driver: one protocol request in, one answer out, carried out on refimpl.
 
-Owns one :class:`~refimpl.clock.FakeClock`, read and stepped through its nanosecond
-API (``now_ns``, ``step_ns``) as Go's Duration counts, so sums of delays are exact,
-and the instances created since the last ``reset``. Never blocks or reads the wall
-clock: delayed adds fire inside ``advance``, which is what the protocol asks every
-adapter to guarantee before it answers. Ports no
-client-go file itself; it composes the cores that port ``util/workqueue`` (``QueueCore``,
-``DelayingCore``, the rate limiters, as :class:`~refimpl.workqueue.virtual.VirtualRateLimitingQueue`
-does) and refines ``spec/WorkQueue.tla`` through them.
+:class:`ReferenceDriver` owns one :class:`~refimpl.clock.FakeClock` and the instances
+created since the last ``reset``; it dispatches a request by its ``op`` (``hello``,
+``reset``, ``create``, ``call``, ``advance``: :attr:`ReferenceDriver.ops`), a ``create``
+by its component (:attr:`ReferenceDriver.builders`) and a ``call`` to the instance, whose
+``handlers`` table maps each method to the code that carries it out;
+:func:`reference_methods` reads those tables back. The components live in
+:mod:`~refimpl.conformance.reference.workqueue` (work queues, rate limiter),
+:mod:`~refimpl.conformance.reference.cache` (store, FIFOs) and
+:mod:`~refimpl.conformance.reference.informer`. :class:`Parts` is what they are built
+from; the broken adapters (adapters/broken/) swap some.
 
-The harness runs it in-process and *steers* it where an adapter may choose: items that
-become ready at the same instant in one ``advance`` leave client-go's heap in an order
-fixed by its sift-up/sift-down (refimpl's DelayingCore reproduces it), but other
-implementations need not keep a Go-shaped heap, so unless the adapter declares
-``"heap_order": true`` for the component a ``get_nowait`` may answer any of them and
-the reference then follows the adapter's choice. The reference adapter process
-(:mod:`refimpl.conformance.reference.adapter`) runs the same driver unsteered.
+Never blocks or reads the wall clock: delayed adds fire inside ``advance``, which is what
+the protocol asks every adapter to guarantee before it answers. The harness runs the
+driver in-process and *steered* (``actual``, the adapter's response, settles choices a
+correct implementation may make either way: see the components); the reference adapter
+process (:mod:`refimpl.conformance.reference.adapter`) runs the same driver unsteered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from refimpl import __version__
-from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, FakeClock
 from refimpl.conformance.protocol import (
     COMPONENTS,
@@ -34,7 +33,6 @@ from refimpl.conformance.protocol import (
     PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
     SPEC_METHODS,
-    Handler,
     ProtocolError,
     error_response,
     ok_response,
@@ -48,135 +46,50 @@ from refimpl.conformance.reference.cache import (
     StoreComponent,
 )
 from refimpl.conformance.reference.informer import InformerComponent, InformerParts
-from refimpl.workqueue.core import FifoContainer, QueueCore
-from refimpl.workqueue.delaying_core import DelayingCore
-from refimpl.workqueue.rate_limiters import (
-    BucketRateLimiter,
-    ItemExponentialFailureRateLimiter,
-    ItemFastSlowRateLimiter,
-    MaxOfRateLimiter,
-    NsRateLimiter,
-    WithMaxWaitRateLimiter,
+from refimpl.conformance.reference.workqueue import (
+    NAMES,
+    Item,
+    RateLimiterComponent,
+    WorkqueueComponent,
+    build_limiter,
 )
-from refimpl.workqueue.virtual import VirtualRateLimitingQueue
+from refimpl.workqueue.core import QueueCore
+from refimpl.workqueue.delaying_core import DelayingCore
+from refimpl.workqueue.rate_limiters import NsRateLimiter
 
 __all__ = [
+    # NAMES and WorkqueueComponent live in reference.workqueue; re-exported while
+    # search/ still imports them from here.
     "NAMES",
     "Component",
     "Parts",
-    "RateLimiterComponent",
     "ReferenceDriver",
     "WorkqueueComponent",
-    "build_limiter",
-    "get_result",
+    "reference_methods",
 ]
-
-T = TypeVar("T", bound=Hashable)
-#: The work queue items the harness generates (refimpl.conformance.search.machines), and the
-#: ones reports show the limiter's counts for.
-NAMES = ("a", "b", "c", "d")
-Item = str
-NS = 1_000_000_000
-
-
-def _number(spec: dict[str, Any], key: str, limiter: str) -> float:
-    value = spec.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProtocolError("bad_request", f"limiter {limiter!r} needs a number {key!r}")
-    return float(value)
-
-
-def _integer(spec: dict[str, Any], key: str, limiter: str) -> int:
-    value = spec.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProtocolError("bad_request", f"limiter {limiter!r} needs an integer {key!r}")
-    return value
-
-
-def _seconds(spec: dict[str, Any], key: str, limiter: str) -> float:
-    # Round to whole nanoseconds first, as a Go adapter must.
-    return seconds_to_ns(_number(spec, key, limiter), f"{limiter}.{key}") / NS
-
-
-#: The classes :func:`build_limiter` instantiates (the broken adapters swap some).
-LimiterFactory = Callable[..., NsRateLimiter[Item]]
-LIMITER_CLASSES: dict[str, LimiterFactory] = {
-    "exponential": ItemExponentialFailureRateLimiter,
-    "fast_slow": ItemFastSlowRateLimiter,
-    "bucket": BucketRateLimiter,
-    "max_of": MaxOfRateLimiter,
-    "with_max_wait": WithMaxWaitRateLimiter,
-}
-
-
-def build_limiter(
-    spec: Any, clock: Clock, classes: dict[str, LimiterFactory] | None = None
-) -> NsRateLimiter[Item]:
-    """A rate limiter from a protocol limiter spec (see docs/protocol.md).
-
-    Structural mistakes raise ``ProtocolError("bad_request")``; values the limiter
-    itself refuses raise ValueError (answered as ``invalid_argument``).
-    """
-    k = LIMITER_CLASSES if classes is None else {**LIMITER_CLASSES, **classes}
-    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise ProtocolError("bad_request", f"a limiter spec is an object with a 'name': {spec!r}")
-    name = spec["name"]
-    if name not in LIMITERS:
-        raise ProtocolError("unsupported", f"unknown limiter {name!r}")
-    if name == "exponential":
-        return k["exponential"](_seconds(spec, "base", name), _seconds(spec, "max", name))
-    if name == "fast_slow":
-        return k["fast_slow"](
-            _seconds(spec, "fast", name),
-            _seconds(spec, "slow", name),
-            _integer(spec, "max_fast", name),
-        )
-    if name == "bucket":
-        return k["bucket"](_number(spec, "qps", name), _integer(spec, "burst", name), clock=clock)
-    if name == "max_of":
-        children = spec.get("limiters")
-        if not isinstance(children, list):
-            raise ProtocolError("bad_request", "limiter 'max_of' needs a list 'limiters'")
-        return k["max_of"](*(build_limiter(c, clock, classes) for c in children))
-    if name == "with_max_wait":
-        return k["with_max_wait"](
-            build_limiter(spec.get("limiter"), clock, classes), _seconds(spec, "max", name)
-        )
-    if name == "default_controller":
-        return k["max_of"](k["exponential"](0.005, 1000.0), k["bucket"](10.0, 100, clock=clock))
-    return k["exponential"](0.001, 1000.0)  # default_item_based
-
-
-def _item(args: dict[str, Any]) -> Item:
-    item = args.get("item")
-    if not isinstance(item, str):
-        raise ProtocolError("bad_request", f"'args.item' must be a string, got {item!r}")
-    return item
-
-
-def get_result(item: Item | None, shutdown: bool) -> dict[str, Any]:
-    """The ``get_nowait`` answer for a client-go ``Get()`` return value."""
-    if shutdown:
-        return {"kind": "shutdown"}
-    return {"kind": "item", "item": item}
 
 
 class Component(Protocol):
     """One created instance. ``call`` carries out a method; ``actual`` is the adapter's
     response when the harness steers (None when serving as an adapter)."""
 
-    methods: tuple[str, ...] = ()
+    #: The methods of ``call`` this instance offers (``hello`` lists them).
+    methods: tuple[str, ...]
 
-    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
-        raise NotImplementedError
+    @property
+    def handlers(self) -> Mapping[str, Callable[..., Any]]:
+        """Method -> the code that carries it out (each component's own signature)."""
+        ...
+
+    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any: ...
 
     def after_advance(self) -> None:
         """Time moved: do what client-go's background loops would have done by now."""
-        return None
+        ...
 
     def describe(self) -> str:
         """The reference's internal state, for reports (not part of the protocol)."""
-        return ""
+        ...
 
 
 @dataclass
@@ -193,233 +106,11 @@ class Parts:
     informer: InformerParts = field(default_factory=InformerParts)
 
 
-class WorkqueueComponent(Component):
-    """``queue``, ``delaying_queue`` and ``rate_limiting_queue`` on one composition."""
-
-    def __init__(
-        self,
-        component: str,
-        clock: FakeClock,
-        limiter: NsRateLimiter[Item] | None,
-        parts: Parts,
-    ) -> None:
-        self.component = component
-        self.methods = COMPONENTS[component] + SPEC_METHODS[component]
-        self.clock = clock
-        self.q = VirtualRateLimitingQueue[Item](clock, rate_limiter=limiter)
-        self.q.core = parts.queue_core()
-        self.q.waiting = parts.delaying_core()
-        self.limiter = limiter
-        #: The adapter declared ``heap_order``: equal deadlines leave in client-go's heap
-        #: order, compared exactly (ReferenceDriver.build sets it).
-        self.exact_ties = False
-        #: Queued item -> tie group: items that became ready at the same instant in one
-        #: advance and were queued together. Unless ``exact_ties``, an adapter may hand
-        #: them out in any order, so get_nowait may answer any member at the head.
-        self.tie_group: dict[Item, int] = {}
-        self._next_group = 0
-        #: drain_start was called (its ShutDownWithDrain returns once drain_complete).
-        self.draining = False
-        #: Each protocol method's handler (``methods`` says which this component offers).
-        self.handlers: dict[str, Handler] = {
-            "add": self.m_add,
-            "get_nowait": self.m_get_nowait,
-            "done": self.m_done,
-            "len": self.m_len,
-            "shut_down": self.m_shut_down,
-            "shutting_down": self.m_shutting_down,
-            "drain_start": self.m_drain_start,
-            "drain_returned": self.m_drain_returned,
-            "add_after": self.m_add_after,
-            "add_rate_limited": self.m_add_rate_limited,
-            "forget": self.m_forget,
-            "num_requeues": self.m_num_requeues,
-        }
-
-    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
-        if method not in self.methods:
-            raise ProtocolError("unsupported", f"this component has no method {method!r}")
-        return self.handlers[method](args, actual)
-
-    def describe(self) -> str:
-        core = self.q.core
-        now = self.clock.now_ns()
-        parts = [
-            f"queue=[{', '.join(core.queue)}]",
-            f"dirty={{{', '.join(sorted(core.dirty))}}}",
-            f"processing={{{', '.join(sorted(core.processing))}}}",
-        ]
-        if self.component != "queue":
-            waiting = sorted(self.q.waiting.ready_times().items(), key=lambda kv: kv[1])
-            shown = ", ".join(f"{item} in {(at - now) / NS:g}s" for item, at in waiting)
-            parts.append(f"waiting={{{shown}}}")
-        if core.shutting_down:
-            parts.append("shutting down")
-        if self.limiter is not None:
-            counts = {x: self.limiter.num_requeues(x) for x in NAMES}
-            parts.append("requeues=" + ",".join(f"{k}:{v}" for k, v in counts.items() if v))
-        return " ".join(p for p in parts if not p.endswith("="))
-
-    # -- queue
-    def m_add(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        self.q.core.add(_item(args))
-
-    def head_choices(self) -> list[Item]:
-        """Items a correct implementation may hand out next (the head's tie group)."""
-        queue = self.q.core.queue
-        if len(queue) == 0:
-            return []
-        head = next(iter(queue))
-        group = self.tie_group.get(head)
-        if group is None or self.exact_ties:
-            return [head]
-        return [x for x in queue if self.tie_group.get(x) == group]
-
-    def m_get_nowait(self, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
-        wanted = _chosen_item(actual)
-        choices = self.head_choices()
-        if wanted is not None and wanted in choices and wanted != choices[0]:
-            queue = self.q.core.queue
-            assert isinstance(queue, FifoContainer)
-            queue.remove(wanted)
-            queue.appendleft(wanted)
-        try:
-            item, shutdown = self.q.core.get()
-        except WouldBlock:
-            return {"kind": "empty"}
-        if item is not None:
-            self.tie_group.pop(item, None)
-        return get_result(item, shutdown)
-
-    def m_done(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        self.q.core.done(_item(args))
-
-    def m_len(self, args: dict[str, Any], actual: dict[str, Any] | None) -> int:
-        return len(self.q.core)
-
-    def m_shut_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        if self.component == "queue":
-            # The plain queue's ShutDown runs every time (it also ends a drain, WQ-12);
-            # the delaying and rate-limiting queues' runs once (DQ-6).
-            self.q.core.shut_down()
-        else:
-            self.q.shut_down()
-
-    def m_shutting_down(self, args: dict[str, Any], actual: dict[str, Any] | None) -> bool:
-        return self.q.core.shutting_down
-
-    # -- spec walks: ShutDownWithDrain split into its start and its return
-    def m_drain_start(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        """``ShutDownWithDrain`` called: the queue drains; the caller waits (see
-        m_drain_returned) until nothing is in flight or a ShutDown cuts it short."""
-        self.q.core.begin_drain()
-        self.q.waiting.clear()
-        self.draining = True
-
-    def m_drain_returned(self, args: dict[str, Any], actual: dict[str, Any] | None) -> bool:
-        return self.draining and self.q.core.drain_complete()
-
-    # -- delaying
-    def m_add_after(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        item = _item(args)
-        self.add_after_ns(item, seconds_to_ns(args.get("delay"), "args.delay"))
-
-    def now_ns(self) -> int:
-        return self.clock.now_ns()
-
-    def add_after_ns(self, item: Item, delay_ns: int) -> None:
-        # VirtualRateLimitingQueue.add_after with the delay already in nanoseconds;
-        # the waiting room holds the driver's nanoseconds directly.
-        q = self.q
-        if q.core.shutting_down:
-            return
-        if delay_ns <= 0:
-            q.core.add(item)
-        else:
-            q.waiting.insert(item, self.now_ns() + delay_ns)
-
-    def after_advance(self) -> None:
-        core = self.q.core
-        if core.shutting_down:
-            return
-        ready_at = self.q.waiting.ready_times()
-        due = self.q.waiting.pop_due(self.now_ns())
-        run: list[Item] = []
-        run_time: int | None = None
-        for item in due:
-            if not core.add(item):
-                continue
-            when = ready_at[item]
-            if when != run_time:
-                self._close_run(run)
-                run, run_time = [], when
-            run.append(item)
-        self._close_run(run)
-
-    def _close_run(self, run: list[Item]) -> None:
-        if len(run) > 1:
-            self._next_group += 1
-            for item in run:
-                self.tie_group[item] = self._next_group
-
-    # -- rate limiting
-    def _limiter(self) -> NsRateLimiter[Item]:
-        if self.limiter is None:
-            raise ProtocolError("unsupported", "this instance has no rate limiter")
-        return self.limiter
-
-    def m_add_rate_limited(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        item = _item(args)
-        self.add_after_ns(item, _duration_ns(self._limiter().when_ns(item)))
-
-    def m_forget(self, args: dict[str, Any], actual: dict[str, Any] | None) -> None:
-        self._limiter().forget(_item(args))
-
-    def m_num_requeues(self, args: dict[str, Any], actual: dict[str, Any] | None) -> int:
-        return self._limiter().num_requeues(_item(args))
-
-
-def _duration_ns(ns: int) -> int:
-    """A limiter's answer in ns, refused past what a Go Duration holds (as
-    ``seconds_to_ns`` refuses such a protocol duration)."""
-    if abs(ns) > 9.2e18:
-        raise ProtocolError("invalid_argument", f"when() out of range: {ns / NS!r} s")
-    return ns
-
-
-def _chosen_item(actual: dict[str, Any] | None) -> Item | None:
-    if actual is None:
-        return None
-    result = actual.get("result")
-    if isinstance(result, dict) and result.get("kind") == "item":
-        item = result.get("item")
-        return item if isinstance(item, str) else None
-    return None
-
-
-class RateLimiterComponent(Component):
-    """A bare rate limiter: ``when``, ``forget``, ``num_requeues``."""
-
-    methods = COMPONENTS["rate_limiter"]
-
-    def __init__(self, limiter: NsRateLimiter[Item]) -> None:
-        self.limiter = limiter
-
-    def describe(self) -> str:
-        counts = {x: self.limiter.num_requeues(x) for x in NAMES}
-        return "requeues=" + ",".join(f"{k}:{v}" for k, v in counts.items())
-
-    def call(self, method: str, args: dict[str, Any], actual: dict[str, Any] | None) -> Any:
-        item = _item(args)
-        if method == "when":
-            # Nanosecond resolution, as the protocol compares durations.
-            return _duration_ns(self.limiter.when_ns(item)) / NS
-        if method == "forget":
-            self.limiter.forget(item)
-            return None
-        if method == "num_requeues":
-            return self.limiter.num_requeues(item)
-        raise ProtocolError("unsupported", f"a rate limiter has no method {method!r}")
+def reference_methods(component: str) -> frozenset[str]:
+    """The methods of ``call`` the reference carries out for ``component``: those a fresh
+    instance offers and has a handler for (tests compare them with the protocol's)."""
+    instance = ReferenceDriver().build(component, {})
+    return frozenset(m for m in instance.methods if m in instance.handlers)
 
 
 class ReferenceDriver:
@@ -450,6 +141,25 @@ class ReferenceDriver:
         #: Work queue components whose adapter declared ``heap_order``: the harness
         #: compares their equal-deadline order exactly (see WorkqueueComponent).
         self.heap_order: frozenset[str] = frozenset()
+        #: Each request ``op`` and the code that carries it out.
+        self.ops: dict[str, Callable[[dict[str, Any], dict[str, Any] | None], Any]] = {
+            "hello": self._hello,
+            "reset": self._reset,
+            "create": self._create,
+            "call": self._call,
+            "advance": self._advance,
+        }
+        #: Each component ``create`` can make and the code that builds an instance of it.
+        self.builders: dict[str, Callable[[str, dict[str, Any]], Component]] = {
+            "queue": self._workqueue,
+            "delaying_queue": self._workqueue,
+            "rate_limiting_queue": self._workqueue,
+            "rate_limiter": self._rate_limiter,
+            "store": self._store,
+            "delta_fifo": self._delta_fifo,
+            "real_fifo": self._real_fifo,
+            "informer": self._informer,
+        }
 
     def capabilities(self, protocol: int = PROTOCOL_VERSION) -> dict[str, Any]:
         limiters = sorted(LIMITERS)
@@ -513,39 +223,42 @@ class ReferenceDriver:
 
     def _dispatch(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         op = request.get("op")
-        if op == "hello":
-            protocol = request.get("protocol")
-            if protocol not in PROTOCOL_VERSIONS or isinstance(protocol, bool):
-                raise ProtocolError(
-                    "unsupported",
-                    f"protocol {protocol!r} not spoken; this adapter speaks "
-                    f"{', '.join(map(str, PROTOCOL_VERSIONS))}",
-                )
-            self.protocol = protocol
-            return self.capabilities(protocol)
-        if op == "reset":
-            self.clock = FakeClock(0.0)
-            self.instances = {}
-            self.kinds = {}
-            return None
-        if op == "create":
-            return self._create(request)
-        if op == "call":
-            instance = self._instance(request)
-            method = request.get("method")
-            args = request.get("args", {})
-            if not isinstance(method, str) or not isinstance(args, dict):
-                raise ProtocolError("bad_request", "'call' needs a string 'method', object 'args'")
-            return instance.call(method, args, actual)
-        if op == "advance":
-            step = seconds_to_ns(request.get("seconds"), "seconds")
-            if step < 0:
-                raise ProtocolError("bad_request", "the clock cannot go backwards")
-            self.clock.step_ns(step)
-            for component in self.instances.values():
-                component.after_advance()
-            return None
-        raise ProtocolError("bad_request", f"unknown op {op!r}")
+        carry_out = self.ops.get(op) if isinstance(op, str) else None
+        if carry_out is None:
+            raise ProtocolError("bad_request", f"unknown op {op!r}")
+        return carry_out(request, actual)
+
+    def _hello(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        protocol = request.get("protocol")
+        if protocol not in PROTOCOL_VERSIONS or isinstance(protocol, bool):
+            raise ProtocolError(
+                "unsupported",
+                f"protocol {protocol!r} not spoken; this adapter speaks "
+                f"{', '.join(map(str, PROTOCOL_VERSIONS))}",
+            )
+        self.protocol = protocol
+        return self.capabilities(protocol)
+
+    def _reset(self, request: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        self.clock = FakeClock(0.0)
+        self.instances = {}
+        self.kinds = {}
+
+    def _call(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        instance = self._instance(request)
+        method = request.get("method")
+        args = request.get("args", {})
+        if not isinstance(method, str) or not isinstance(args, dict):
+            raise ProtocolError("bad_request", "'call' needs a string 'method', object 'args'")
+        return instance.call(method, args, actual)
+
+    def _advance(self, request: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        step = seconds_to_ns(request.get("seconds"), "seconds")
+        if step < 0:
+            raise ProtocolError("bad_request", "the clock cannot go backwards")
+        self.clock.step_ns(step)
+        for component in self.instances.values():
+            component.after_advance()
 
     def _observe_names(self, request: dict[str, Any]) -> list[str] | None:
         """A call's ``observe`` list (None: none asked for), checked before the call runs."""
@@ -581,7 +294,7 @@ class ReferenceDriver:
             raise ProtocolError("no_instance", f"no instance {name!r}")
         return self.instances[name]
 
-    def _create(self, request: dict[str, Any]) -> None:
+    def _create(self, request: dict[str, Any], actual: dict[str, Any] | None) -> None:
         name = request.get("instance")
         component = request.get("component")
         options = request.get("options", {})
@@ -595,23 +308,33 @@ class ReferenceDriver:
         self.kinds[name] = str(component)
 
     def build(self, component: Any, options: dict[str, Any]) -> Component:
-        if component in ("queue", "delaying_queue", "rate_limiting_queue"):
-            limiter = None
-            if component == "rate_limiting_queue":
-                spec = options.get("limiter", {"name": "default_controller"})
-                limiter = self.parts.limiter(spec, self.clock)
-            queue = self.parts.workqueue_component(component, self.clock, limiter, self.parts)
-            queue.exact_ties = component in self.heap_order
-            return queue
-        if component == "rate_limiter":
+        """A new instance of ``component`` (the informer from protocol 2 on)."""
+        builder = self.builders.get(component) if isinstance(component, str) else None
+        if builder is None or (component == "informer" and self.protocol < 2):
+            raise ProtocolError("unsupported", f"unknown component {component!r}")
+        return builder(component, options)
+
+    def _workqueue(self, component: str, options: dict[str, Any]) -> Component:
+        limiter = None
+        if component == "rate_limiting_queue":
             spec = options.get("limiter", {"name": "default_controller"})
-            return RateLimiterComponent(self.parts.limiter(spec, self.clock))
-        if component == "store":
-            return StoreComponent(options, self.parts.cache)
-        if component == "delta_fifo":
-            return DeltaFIFOComponent(options, self.parts.cache)
-        if component == "real_fifo":
-            return RealFIFOComponent(options, self.parts.cache)
-        if component == "informer" and self.protocol >= 2:
-            return InformerComponent(options, self.clock, self.parts.informer, steered=self.steered)
-        raise ProtocolError("unsupported", f"unknown component {component!r}")
+            limiter = self.parts.limiter(spec, self.clock)
+        queue = self.parts.workqueue_component(component, self.clock, limiter, self.parts)
+        queue.exact_ties = component in self.heap_order
+        return queue
+
+    def _rate_limiter(self, component: str, options: dict[str, Any]) -> Component:
+        spec = options.get("limiter", {"name": "default_controller"})
+        return RateLimiterComponent(self.parts.limiter(spec, self.clock))
+
+    def _store(self, component: str, options: dict[str, Any]) -> Component:
+        return StoreComponent(options, self.parts.cache)
+
+    def _delta_fifo(self, component: str, options: dict[str, Any]) -> Component:
+        return DeltaFIFOComponent(options, self.parts.cache)
+
+    def _real_fifo(self, component: str, options: dict[str, Any]) -> Component:
+        return RealFIFOComponent(options, self.parts.cache)
+
+    def _informer(self, component: str, options: dict[str, Any]) -> Component:
+        return InformerComponent(options, self.clock, self.parts.informer, steered=self.steered)

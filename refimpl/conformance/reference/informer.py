@@ -342,9 +342,10 @@ class InformerComponent:
         self._uncertain: tuple[ScriptedWatch, float] | None = None
         self.calls: list[dict[str, Any]] = []
         self.paused = False
-        self.handlers: set[str] = set()
+        #: The names of the event handlers added (``add_handler``).
+        self.event_handlers: set[str] = set()
         #: Each protocol method's handler (INFORMER_METHODS lists the same methods).
-        self.requests: dict[str, Callable[[dict[str, Any]], None]] = {
+        self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "add_handler": self.m_add_handler,
             "start": self.m_start,
             "list_reply": self.m_list_reply,
@@ -367,7 +368,7 @@ class InformerComponent:
             self.follow(actual)  # the adapter took this request: it was not asleep
         self._actual = actual
         try:
-            self.requests[method](args)
+            self.handlers[method](args)
             self.settle()
         finally:
             self._actual = None
@@ -468,7 +469,7 @@ class InformerComponent:
 
     def m_add_handler(self, args: dict[str, Any]) -> None:
         name = _str_arg(args, "name")
-        if name in self.handlers:
+        if name in self.event_handlers:
             raise ProtocolError("bad_request", f"handler {name!r} already added")
         raises = args.get("raises", False)
         resync = args.get("resync")
@@ -478,7 +479,7 @@ class InformerComponent:
             isinstance(resync, bool) or not isinstance(resync, (int, float)) or resync < 0
         ):
             raise ProtocolError("bad_request", "'args.resync' must be seconds >= 0 or null")
-        self.handlers.add(name)
+        self.event_handlers.add(name)
         handler: ResourceEventHandler = RecordingHandler(name, raises, self)
         self.informer.add_event_handler(
             handler, None if resync is None else float(resync), name=name
