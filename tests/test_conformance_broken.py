@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from refimpl.conformance.search.replay import confirm_replay
 from refimpl.conformance.search.report import format_failure
-from refimpl.conformance.search.run import Config, RunContext, confirm_replay, run_component
+from refimpl.conformance.search.run import Config, RunContext, run_component
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken"
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 if TYPE_CHECKING:
-    from refimpl.conformance.search.run import Example, RunContext
+    from refimpl.conformance.search.session import Example, RunContext
 
 __all__ = ["ServerModel", "make_informer_machine"]
 
