@@ -596,3 +596,114 @@ def test_without_forgetting_the_padded_relist_stays_long(
     without_pass(monkeypatch, minimizer.drop_object)
     shrunk = shrink_fifo(PADDED_RELIST)
     assert len(shrunk) > 8, shrunk
+
+
+# -- each pass alone, on a small crafted failure (the replay a pure function of the
+# requests), and the order minimize() runs them in.
+
+
+def oracle(fails: Callable[[list[dict[str, Any]]], bool]) -> minimizer.Replay:
+    """A replay test answering ``fails(requests)`` without any adapter."""
+    return lambda requests: failure_of(requests) if fails(requests) else None
+
+
+def requests_of(failure: Failure | None) -> list[dict[str, Any]]:
+    assert failure is not None
+    return [s.request for s in failure.steps]
+
+
+def test_the_passes_run_in_the_documented_order() -> None:
+    assert (minimizer.drop_chunks, minimizer.round_advances) == minimizer.OPENING
+    assert (
+        minimizer.as_plain_lists,
+        minimizer.fold_watch_events,
+        minimizer.drop_object,
+        minimizer.drop_pair,
+        minimizer.merge_adjacent,
+        minimizer.drop_unneeded_state,
+    ) == minimizer.ROUND
+    assert minimizer.AFTER_ROUND is minimizer.drop_chunks
+    assert (minimizer.simplify_arguments,) == minimizer.CLOSING
+
+
+def test_drop_chunks_removes_a_run_of_noise_and_keeps_create() -> None:
+    """Only ``add a`` then ``len`` matter; the runs around them go, later runs first."""
+    noise = [call("shutting_down"), call("len"), call("shutting_down")]
+    requests = [CREATE, *noise, call("add", item="a"), *noise, call("len")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        methods = [x.get("method") for x in r]
+        return call("add", item="a") in r and methods[-1] == "len"
+
+    shrunk = minimizer.drop_chunks(failure_of(requests), oracle(fails))
+    assert requests_of(shrunk) == [CREATE, call("add", item="a"), call("len")]
+
+
+def test_drop_chunks_keeps_a_get_with_its_done() -> None:
+    """A run that holds a get but not its done takes the done along (_without)."""
+    requests = [CREATE, call("add", item="a"), call("get_nowait"), call("done", item="a")]
+    best = Failure(
+        "disagreement",
+        "queue",
+        [
+            Step(requests[0], {"result": None}, {"result": None}),
+            Step(requests[1], {"result": None}, {"result": None}),
+            Step(requests[2], None, {"result": {"kind": "item", "item": "a"}}),
+            Step(requests[3], {"result": None}, {"result": None}),
+        ],
+        "differs",
+        example=1,
+        found_after=0.0,
+    )
+    tried: list[list[dict[str, Any]]] = []
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        tried.append(r)
+        return False
+
+    assert minimizer.drop_chunks(best, oracle(fails)) is best
+    assert all(call("done", item="a") not in r for r in tried if call("get_nowait") not in r)
+
+
+def test_drop_pair_removes_two_steps_needed_only_by_each_other() -> None:
+    shrunk = minimizer.drop_pair(failure_of(PADDED), oracle(balanced_and_ends_in_len))
+    assert requests_of(shrunk) == [r for n, r in enumerate(PADDED) if n not in (1, 4)]
+
+
+def test_merge_adjacent_turns_watch_open_and_watch_end_into_one_failed_watch() -> None:
+    requests = [informer_create(), inf("start"), inf("watch_open"), inf("watch_end", how="clean")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return r[-1] == inf("watch_error", reason="internal")
+
+    merged = minimizer.merge_adjacent(failure_of(requests), oracle(fails))
+    assert requests_of(merged) == [*requests[:2], inf("watch_error", reason="internal")]
+
+
+def test_simplify_arguments_plainer_items_and_objects() -> None:
+    obj = {"namespace": "x", "name": "b", "rv": "2", "labels": {"team": "red"}}
+    requests = [CREATE, call("add", item="c"), call("add", obj=obj), call("len")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return len(r) == 4 and r[-1] == call("len")
+
+    shrunk = minimizer.simplify_arguments(failure_of(requests), oracle(fails))
+    # Each variant makes one field of the step's object plain (name, namespace, labels,
+    # rv, in turn): the last that still fails is the one kept.
+    plainer = {**obj, "rv": "1"}
+    assert requests_of(shrunk) == [
+        CREATE,
+        call("add", item="a"),
+        call("add", obj=plainer),
+        call("len"),
+    ]
+
+
+def test_simplify_arguments_keeps_what_the_failure_needs() -> None:
+    requests = [CREATE, call("add", item="c"), call("len")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return call("add", item="c") in r
+
+    best = failure_of(requests)
+    assert minimizer.simplify_arguments(best, oracle(fails)) is best
