@@ -707,3 +707,61 @@ def test_simplify_arguments_keeps_what_the_failure_needs() -> None:
 
     best = failure_of(requests)
     assert minimizer.simplify_arguments(best, oracle(fails)) is best
+
+
+def informer_failure(requests: Sequence[dict[str, Any]]) -> Failure:
+    failure = failure_of(requests)
+    failure.component = "informer"
+    return failure
+
+
+def test_round_advances_rounds_a_clock_step_up_where_it_still_fails() -> None:
+    requests = [
+        informer_create(),
+        inf("start"),
+        {"op": "advance", "seconds": 1.234},
+        inf("state"),
+        {"op": "advance", "seconds": 40.0},
+    ]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return r[-1] == {"op": "advance", "seconds": 40.0}  # the last one must stay
+
+    rounded = minimizer.round_advances(informer_failure(requests), oracle(fails))
+    assert requests_of(rounded) == [*requests[:2], {"op": "advance", "seconds": 2.0}, *requests[3:]]
+
+
+def test_as_plain_lists_rewrites_a_watch_list_stream() -> None:
+    best = informer_failure(WATCH_LIST_TRACE)
+    waiting = {"waiting": {"op": "watch", "rv": "", "send_initial_events": True}}
+    best.steps[1].adapter = {"result": waiting}
+    best.steps[7].adapter = {"result": {"waiting": {**waiting["waiting"], "rv": "2"}}}
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return inf("list_reply", objects=[], rv="3") in r
+
+    plain = minimizer.as_plain_lists(best, oracle(fails))
+    assert requests_of(plain) == minimizer._plain_lists(best.steps)
+    assert len(requests_of(plain)) < len(WATCH_LIST_TRACE)
+
+
+def test_drop_object_forgets_an_object_with_its_list_entries_and_pops() -> None:
+    fifo_create = {"op": "create", "instance": "x", "component": "delta_fifo", "options": {}}
+    requests = [
+        fifo_create,
+        call("replace", objs=[obj("a", 1), obj("b", 1)], rv="10"),
+        call("pop_nowait"),
+        call("list_keys"),
+    ]
+    best = failure_of(requests)
+    best.steps[2].adapter = {"result": {"kind": "item", "deltas": [["Replaced", obj("b", 1)]]}}
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return any(obj("a", 1) in (x.get("args") or {}).get("objs", []) for x in r)
+
+    shrunk = minimizer.drop_object(best, oracle(fails))
+    assert requests_of(shrunk) == [
+        fifo_create,
+        call("replace", objs=[obj("a", 1)], rv="10"),
+        call("list_keys"),
+    ]
