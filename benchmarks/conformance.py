@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from refimpl.conformance.process import AdapterProcess
-from refimpl.conformance.search.run import Config, RunContext, run_component
+from refimpl.conformance.search.config import Config
+from refimpl.conformance.search.run import run_component
+from refimpl.conformance.search.session import RunContext
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "adapters" / "broken"

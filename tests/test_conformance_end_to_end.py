@@ -1,6 +1,6 @@
 """INF-3 end to end in the FIFO components: popped deltas applied to a store as an
 informer does (refimpl/conformance/search/invariants.py ``PoppedStore``, the generator's wired
-mode in machines.py, the consequence in runner.py).
+mode in machines.py, the consequence in search/session.py).
 
 Unit level, on hand-written answers: a drained FIFO whose pops leave a ghost breaks
 INF-3, but only when the comparison is fair (the known objects are the store built from
@@ -20,9 +20,11 @@ import pytest
 
 from refimpl.cache.deltas import BookmarkInfo, Delta, DeltaType, ReplacedAllInfo, SyncAllInfo
 from refimpl.conformance.reference.cache import delta_from_json, delta_json
+from refimpl.conformance.search.config import Config
 from refimpl.conformance.search.invariants import AnswerChecker
 from refimpl.conformance.search.report import format_failure
-from refimpl.conformance.search.run import Config, RunContext, run_component
+from refimpl.conformance.search.run import run_component
+from refimpl.conformance.search.session import RunContext
 from refimpl.meta import DeletedFinalStateUnknown, Object
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from refimpl.conformance.search import machines as machines
-from refimpl.conformance.search.run import Config, RunContext, run_component
+from refimpl.conformance.search.config import Config
+from refimpl.conformance.search.run import run_component
+from refimpl.conformance.search.session import RunContext
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"
 SEEDS = (1, 2, 3, 4, 5)

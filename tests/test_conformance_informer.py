@@ -207,8 +207,8 @@ def test_a_failed_watch_list_falls_back_to_a_list_at_once() -> None:
 
 
 def test_minimize_merges_a_watch_that_opens_and_ends_into_one_failed_request() -> None:
-    from refimpl.conformance.search.report import Step
-    from refimpl.conformance.search.run import Failure, _merge_adjacent
+    from refimpl.conformance.search.config import Failure, Step
+    from refimpl.conformance.search.minimize import merge_adjacent
 
     steps = [
         Step(r, None, None)
@@ -227,7 +227,7 @@ def test_minimize_merges_a_watch_that_opens_and_ends_into_one_failed_request() -
         tried.append(requests)
         return Failure("invariant", "informer", [Step(r, None, None) for r in requests], "x", 1, 0)
 
-    merged = _merge_adjacent(failure, still_fails)
+    merged = merge_adjacent(failure, still_fails)
     assert merged is not None and len(merged.steps) == 4
     assert merged.steps[2].request["method"] == "watch_error"
     assert tried[0][2]["args"] == {"reason": "expired"}

@@ -29,14 +29,14 @@ from refimpl.conformance.protocol import (
     encode,
     seconds_to_ns,
 )
-from refimpl.conformance.search.run import (
+from refimpl.conformance.search.config import (
     EXIT_ADAPTER,
     EXIT_DISAGREE,
     EXIT_PASS,
     EXIT_USAGE,
     Config,
-    run,
 )
+from refimpl.conformance.search.run import run
 
 FAKE = str(Path(__file__).with_name("conformance_fake_adapter.py"))
 HELLO = {"op": "hello", "protocol": 1}

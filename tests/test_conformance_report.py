@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from refimpl.conformance.protocol import COMPONENTS
+from refimpl.conformance.search.config import EXIT_PASS, Config
 from refimpl.conformance.search.machines import untested
-from refimpl.conformance.search.run import EXIT_PASS, Config, run
+from refimpl.conformance.search.run import run
 
 FAKE = str(Path(__file__).with_name("conformance_fake_adapter.py"))
 

@@ -1,4 +1,4 @@
-"""The replay-based shrinker, ``minimize()`` in refimpl/conformance/search/run.py.
+"""The replay-based shrinker, ``minimize()`` in refimpl/conformance/search/minimize.py.
 
 Two levels. The algorithm alone, with the replay replaced by a pure function of the
 request list (so each case is exact and fast): pairs of steps that are only needed by
@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.search import run as runner
-from refimpl.conformance.search.report import Step
-from refimpl.conformance.search.run import Config, Failure, RunContext, minimize, try_trace
+from refimpl.conformance.search import minimize as minimizer
+from refimpl.conformance.search.config import Config, Failure, Step
+from refimpl.conformance.search.minimize import Shorten, minimize
+from refimpl.conformance.search.replay import try_trace
+from refimpl.conformance.search.session import RunContext
 
 BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"
 
@@ -46,8 +48,15 @@ def with_oracle(
     ) -> Failure | None:
         return failure_of(requests) if fails(list(requests)) else None
 
-    monkeypatch.setattr(runner, "try_trace", replay)
+    monkeypatch.setattr(minimizer, "try_trace", replay)
     return RunContext(Config(command=["unused"], shrink_budget=10.0), io.StringIO())
+
+
+def without_pass(monkeypatch: pytest.MonkeyPatch, left_out: Shorten) -> None:
+    """``minimize()`` with one pass of its rounds left out."""
+    kept = tuple(p for p in minimizer.ROUND if p is not left_out)
+    assert len(kept) == len(minimizer.ROUND) - 1
+    monkeypatch.setattr(minimizer, "ROUND", kept)
 
 
 def balanced_and_ends_in_len(requests: list[dict[str, Any]]) -> bool:
@@ -93,7 +102,7 @@ def test_a_step_and_the_step_that_consumes_it_go_together(
 def test_chunks_alone_cannot_remove_that_pair(monkeypatch: pytest.MonkeyPatch) -> None:
     """The case above needs pair removal: no contiguous run of PADDED can go."""
     ctx = with_oracle(monkeypatch, balanced_and_ends_in_len)
-    monkeypatch.setattr(runner, "_drop_pair", lambda best, still_fails: None)
+    without_pass(monkeypatch, minimizer.drop_pair)
     assert len(minimize(ctx, failure_of(PADDED)).steps) == len(PADDED)
 
 
@@ -197,7 +206,7 @@ def test_a_get_and_its_done_go_together() -> None:
 def test_without_get_done_units_the_ring_trace_stays_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runner, "_consumers", lambda steps: {})
+    monkeypatch.setattr(minimizer, "_consumers", lambda steps: {})
     shrunk = shrink_on_broken("ring-grows-out-of-order", RING_TRACE, misuse=False)
     assert len(shrunk) > 8, shrunk
 
@@ -208,10 +217,10 @@ def test_an_advance_and_the_state_after_it_are_dropped_together() -> None:
     advance = {"op": "advance", "seconds": 1.0}
     requests = [CREATE, call("start"), advance, call("state"), call("state")]
     best = failure_of(requests)
-    assert runner._without(best, {3}) == [CREATE, call("start"), call("state")]
-    assert runner._without(best, {2}) == [CREATE, call("start"), call("state")]
+    assert minimizer._without(best, {3}) == [CREATE, call("start"), call("state")]
+    assert minimizer._without(best, {2}) == [CREATE, call("start"), call("state")]
     # A state that does not follow an advance goes alone.
-    assert runner._without(best, {4}) == requests[:4]
+    assert minimizer._without(best, {4}) == requests[:4]
 
 
 # -- informer traces (shrunk from tests/test_conformance_broken.py-style runs) ----------
@@ -289,7 +298,7 @@ def test_a_state_that_only_observes_goes_alone() -> None:
 
 @pytest.mark.timeout(120)
 def test_without_the_observation_rule_the_state_stays(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "_drop_unneeded_state", lambda best, still_fails: None)
+    without_pass(monkeypatch, minimizer.drop_unneeded_state)
     shrunk = shrink_informer("informer-tombstones-only-known", TOMBSTONE_TRACE)
     assert shrunk == TOMBSTONE_TRACE
 
@@ -309,13 +318,11 @@ def test_a_state_the_reference_needs_stays(monkeypatch: pytest.MonkeyPatch) -> N
             step.reference = {"error": {"kind": "bad_request", "message": "asleep"}}
         return failure
 
-    monkeypatch.setattr(runner, "try_trace", replay)
     ctx = RunContext(Config(command=["unused"], shrink_budget=10.0), io.StringIO())
     best = failure_of(requests)
-    assert runner._drop_unneeded_state(best, lambda r: runner.try_trace(ctx, "queue", r)) is None
+    assert minimizer.drop_unneeded_state(best, lambda r: replay(ctx, "queue", r)) is None
     # The same replay, but answering alike with or without it: the state goes.
-    monkeypatch.setattr(runner, "try_trace", lambda ctx, c, r: failure_of(r))
-    dropped = runner._drop_unneeded_state(best, lambda r: runner.try_trace(ctx, "queue", r))
+    dropped = minimizer.drop_unneeded_state(best, failure_of)
     assert dropped is not None and call("state") not in [s.request for s in dropped.steps]
 
 
@@ -341,7 +348,7 @@ def test_a_watch_list_stream_becomes_the_list_it_stands_for() -> None:
     waiting = {"waiting": {"op": "watch", "rv": "", "send_initial_events": True}}
     steps[1].adapter = {"result": waiting}
     steps[7].adapter = {"result": {"waiting": {**waiting["waiting"], "rv": "2"}}}
-    assert runner._plain_lists(steps) == [
+    assert minimizer._plain_lists(steps) == [
         informer_create(watch_list=False),
         inf("start"),
         inf("list_reply", objects=[obj("a", 2)], rv="2"),
@@ -353,7 +360,7 @@ def test_a_watch_list_stream_becomes_the_list_it_stands_for() -> None:
         {"op": "call", "instance": "i", "method": "watch_open", "args": {}},
     ]
     # A trace without watch_list has nothing to rewrite.
-    assert runner._plain_lists([Step(informer_create(watch_list=False), None, None)]) is None
+    assert minimizer._plain_lists([Step(informer_create(watch_list=False), None, None)]) is None
 
 
 @pytest.mark.timeout(120)
@@ -367,7 +374,7 @@ def test_a_watch_list_trace_shrinks_as_plain_lists() -> None:
 def test_without_the_rewrite_the_watch_list_trace_stays_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runner, "_as_plain_lists", lambda best, still_fails: None)
+    without_pass(monkeypatch, minimizer.as_plain_lists)
     shrunk = shrink_informer("informer-relist-keeps-vanished", WATCH_LIST_TRACE)
     assert len(shrunk) > 8, shrunk
 
@@ -390,16 +397,16 @@ REWATCH_TRACE = [
 
 
 def test_a_watch_end_and_a_failed_rewatch_merge() -> None:
-    merged = runner._merged(inf("watch_end", how="clean"), inf("watch_error", reason="expired"))
+    merged = minimizer._merged(inf("watch_end", how="clean"), inf("watch_error", reason="expired"))
     assert merged == [inf("watch_end", how="expired")]
     too_many = inf("watch_error", reason="too_many_requests")  # retried, no relist
-    assert runner._merged(inf("watch_end", how="clean"), too_many) == []
+    assert minimizer._merged(inf("watch_end", how="clean"), too_many) == []
 
 
 @pytest.mark.timeout(120)
 def test_a_rewatch_trace_shrinks_to_one_watch_end(monkeypatch: pytest.MonkeyPatch) -> None:
     # (Folding the watch into the list, below, would go further: this is the merge alone.)
-    monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
+    without_pass(monkeypatch, minimizer.fold_watch_events)
     shrunk = shrink_informer("informer-relist-keeps-vanished", REWATCH_TRACE)
     assert inf("watch_end", how="expired") in shrunk
     assert len(shrunk) <= 8, shrunk
@@ -409,10 +416,10 @@ def test_a_rewatch_trace_shrinks_to_one_watch_end(monkeypatch: pytest.MonkeyPatc
 def test_without_that_merge_the_rewatch_trace_stays_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    merged = runner._merged
-    monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
+    merged = minimizer._merged
+    without_pass(monkeypatch, minimizer.fold_watch_events)
     monkeypatch.setattr(
-        runner,
+        minimizer,
         "_merged",
         lambda first, second: [] if first.get("method") == "watch_end" else merged(first, second),
     )
@@ -448,7 +455,7 @@ def test_an_advance_to_a_jittered_deadline_is_rounded_up() -> None:
 
 @pytest.mark.timeout(120)
 def test_without_rounding_the_detour_stays(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "_round_advances", lambda best, still_fails: best)
+    monkeypatch.setattr(minimizer, "OPENING", (minimizer.drop_chunks,))
     shrunk = shrink_informer("informer-relist-keeps-vanished", ADVANCE_TRACE)
     assert len(shrunk) > 8, shrunk
 
@@ -476,7 +483,7 @@ def test_a_watch_folds_into_the_list_before_it() -> None:
         inf("watch_event", type="DELETED", object=obj("a", 4)),
         *WATCH_EVENT_TRACE[6:],
     ]
-    assert runner._folded(requests, 3) == [
+    assert minimizer._folded(requests, 3) == [
         *WATCH_EVENT_TRACE[:3],
         inf("list_reply", objects=[obj("b", 3)], rv="4"),
         inf("watch_error", reason="expired"),
@@ -484,13 +491,13 @@ def test_a_watch_folds_into_the_list_before_it() -> None:
     ]
     # A watch that ends cleanly stays open after the list; nothing to fold: None.
     clean = [*WATCH_EVENT_TRACE[:6], inf("watch_end", how="clean")]
-    assert runner._folded(clean, 3) == [
+    assert minimizer._folded(clean, 3) == [
         *WATCH_EVENT_TRACE[:3],
         inf("list_reply", objects=[obj("a", 2)], rv="2"),
         inf("watch_open"),
         inf("watch_end", how="clean"),
     ]
-    assert runner._folded(WATCH_EVENT_TRACE, 8) is None
+    assert minimizer._folded(WATCH_EVENT_TRACE, 8) is None
 
 
 @pytest.mark.timeout(120)
@@ -503,7 +510,7 @@ def test_a_watch_event_trace_shrinks_to_the_list_form() -> None:
 def test_without_folding_the_watch_event_trace_stays_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runner, "_fold_watch_events", lambda best, still_fails: None)
+    without_pass(monkeypatch, minimizer.fold_watch_events)
     shrunk = shrink_informer("informer-tombstones-only-known", WATCH_EVENT_TRACE)
     assert len(shrunk) > 8, shrunk
 
@@ -521,8 +528,8 @@ def test_a_rewrite_that_changes_the_finding_is_not_kept() -> None:
 
         return replay
 
-    assert runner._fold_watch_events(best, fails_with("REF-3 went back")) is None
-    folded = runner._fold_watch_events(best, fails_with("INF-3 another ghost"))
+    assert minimizer.fold_watch_events(best, fails_with("REF-3 went back")) is None
+    folded = minimizer.fold_watch_events(best, fails_with("INF-3 another ghost"))
     assert folded is not None and len(folded.steps) == len(steps) - 2
 
 
@@ -565,7 +572,7 @@ def shrink_fifo(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_forgetting_an_object_drops_it_from_lists_with_its_steps() -> None:
     steps = [Step(r, None, {"result": None}) for r in PADDED_RELIST]
     steps[6].adapter = {"result": {"kind": "item", "deltas": [["Replaced", fobj("x", "b", 1)]]}}
-    assert runner._forgotten(steps, "x/b") == [
+    assert minimizer._forgotten(steps, "x/b") == [
         *PADDED_RELIST[:4],
         fifo("replace", objs=[fobj("x", "a", 1)], rv="10"),
         PADDED_RELIST[5],
@@ -578,7 +585,7 @@ def test_forgetting_an_object_drops_it_from_lists_with_its_steps() -> None:
 def test_an_object_that_only_pads_a_relist_is_forgotten() -> None:
     shrunk = shrink_fifo(PADDED_RELIST)
     assert len(shrunk) <= 8, shrunk
-    keys = set().union(*(runner._keys_in(r.get("args")) for r in shrunk))
+    keys = set().union(*(minimizer._keys_in(r.get("args")) for r in shrunk))
     assert keys == {"a"}, shrunk
 
 
@@ -586,6 +593,175 @@ def test_an_object_that_only_pads_a_relist_is_forgotten() -> None:
 def test_without_forgetting_the_padded_relist_stays_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runner, "_drop_object", lambda best, still_fails: None)
+    without_pass(monkeypatch, minimizer.drop_object)
     shrunk = shrink_fifo(PADDED_RELIST)
     assert len(shrunk) > 8, shrunk
+
+
+# -- each pass alone, on a small crafted failure (the replay a pure function of the
+# requests), and the order minimize() runs them in.
+
+
+def oracle(fails: Callable[[list[dict[str, Any]]], bool]) -> minimizer.Replay:
+    """A replay test answering ``fails(requests)`` without any adapter."""
+    return lambda requests: failure_of(requests) if fails(requests) else None
+
+
+def requests_of(failure: Failure | None) -> list[dict[str, Any]]:
+    assert failure is not None
+    return [s.request for s in failure.steps]
+
+
+def test_the_passes_run_in_the_documented_order() -> None:
+    assert (minimizer.drop_chunks, minimizer.round_advances) == minimizer.OPENING
+    assert (
+        minimizer.as_plain_lists,
+        minimizer.fold_watch_events,
+        minimizer.drop_object,
+        minimizer.drop_pair,
+        minimizer.merge_adjacent,
+        minimizer.drop_unneeded_state,
+    ) == minimizer.ROUND
+    assert minimizer.AFTER_ROUND is minimizer.drop_chunks
+    assert (minimizer.simplify_arguments,) == minimizer.CLOSING
+
+
+def test_drop_chunks_removes_a_run_of_noise_and_keeps_create() -> None:
+    """Only ``add a`` then ``len`` matter; the runs around them go, later runs first."""
+    noise = [call("shutting_down"), call("len"), call("shutting_down")]
+    requests = [CREATE, *noise, call("add", item="a"), *noise, call("len")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        methods = [x.get("method") for x in r]
+        return call("add", item="a") in r and methods[-1] == "len"
+
+    shrunk = minimizer.drop_chunks(failure_of(requests), oracle(fails))
+    assert requests_of(shrunk) == [CREATE, call("add", item="a"), call("len")]
+
+
+def test_drop_chunks_keeps_a_get_with_its_done() -> None:
+    """A run that holds a get but not its done takes the done along (_without)."""
+    requests = [CREATE, call("add", item="a"), call("get_nowait"), call("done", item="a")]
+    best = Failure(
+        "disagreement",
+        "queue",
+        [
+            Step(requests[0], {"result": None}, {"result": None}),
+            Step(requests[1], {"result": None}, {"result": None}),
+            Step(requests[2], None, {"result": {"kind": "item", "item": "a"}}),
+            Step(requests[3], {"result": None}, {"result": None}),
+        ],
+        "differs",
+        example=1,
+        found_after=0.0,
+    )
+    tried: list[list[dict[str, Any]]] = []
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        tried.append(r)
+        return False
+
+    assert minimizer.drop_chunks(best, oracle(fails)) is best
+    assert all(call("done", item="a") not in r for r in tried if call("get_nowait") not in r)
+
+
+def test_drop_pair_removes_two_steps_needed_only_by_each_other() -> None:
+    shrunk = minimizer.drop_pair(failure_of(PADDED), oracle(balanced_and_ends_in_len))
+    assert requests_of(shrunk) == [r for n, r in enumerate(PADDED) if n not in (1, 4)]
+
+
+def test_merge_adjacent_turns_watch_open_and_watch_end_into_one_failed_watch() -> None:
+    requests = [informer_create(), inf("start"), inf("watch_open"), inf("watch_end", how="clean")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return r[-1] == inf("watch_error", reason="internal")
+
+    merged = minimizer.merge_adjacent(failure_of(requests), oracle(fails))
+    assert requests_of(merged) == [*requests[:2], inf("watch_error", reason="internal")]
+
+
+def test_simplify_arguments_plainer_items_and_objects() -> None:
+    obj = {"namespace": "x", "name": "b", "rv": "2", "labels": {"team": "red"}}
+    requests = [CREATE, call("add", item="c"), call("add", obj=obj), call("len")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return len(r) == 4 and r[-1] == call("len")
+
+    shrunk = minimizer.simplify_arguments(failure_of(requests), oracle(fails))
+    # Each variant makes one field of the step's object plain (name, namespace, labels,
+    # rv, in turn): the last that still fails is the one kept.
+    plainer = {**obj, "rv": "1"}
+    assert requests_of(shrunk) == [
+        CREATE,
+        call("add", item="a"),
+        call("add", obj=plainer),
+        call("len"),
+    ]
+
+
+def test_simplify_arguments_keeps_what_the_failure_needs() -> None:
+    requests = [CREATE, call("add", item="c"), call("len")]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return call("add", item="c") in r
+
+    best = failure_of(requests)
+    assert minimizer.simplify_arguments(best, oracle(fails)) is best
+
+
+def informer_failure(requests: Sequence[dict[str, Any]]) -> Failure:
+    failure = failure_of(requests)
+    failure.component = "informer"
+    return failure
+
+
+def test_round_advances_rounds_a_clock_step_up_where_it_still_fails() -> None:
+    requests = [
+        informer_create(),
+        inf("start"),
+        {"op": "advance", "seconds": 1.234},
+        inf("state"),
+        {"op": "advance", "seconds": 40.0},
+    ]
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return r[-1] == {"op": "advance", "seconds": 40.0}  # the last one must stay
+
+    rounded = minimizer.round_advances(informer_failure(requests), oracle(fails))
+    assert requests_of(rounded) == [*requests[:2], {"op": "advance", "seconds": 2.0}, *requests[3:]]
+
+
+def test_as_plain_lists_rewrites_a_watch_list_stream() -> None:
+    best = informer_failure(WATCH_LIST_TRACE)
+    waiting = {"waiting": {"op": "watch", "rv": "", "send_initial_events": True}}
+    best.steps[1].adapter = {"result": waiting}
+    best.steps[7].adapter = {"result": {"waiting": {**waiting["waiting"], "rv": "2"}}}
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return inf("list_reply", objects=[], rv="3") in r
+
+    plain = minimizer.as_plain_lists(best, oracle(fails))
+    assert requests_of(plain) == minimizer._plain_lists(best.steps)
+    assert len(requests_of(plain)) < len(WATCH_LIST_TRACE)
+
+
+def test_drop_object_forgets_an_object_with_its_list_entries_and_pops() -> None:
+    fifo_create = {"op": "create", "instance": "x", "component": "delta_fifo", "options": {}}
+    requests = [
+        fifo_create,
+        call("replace", objs=[obj("a", 1), obj("b", 1)], rv="10"),
+        call("pop_nowait"),
+        call("list_keys"),
+    ]
+    best = failure_of(requests)
+    best.steps[2].adapter = {"result": {"kind": "item", "deltas": [["Replaced", obj("b", 1)]]}}
+
+    def fails(r: list[dict[str, Any]]) -> bool:
+        return any(obj("a", 1) in (x.get("args") or {}).get("objs", []) for x in r)
+
+    shrunk = minimizer.drop_object(best, oracle(fails))
+    assert requests_of(shrunk) == [
+        fifo_create,
+        call("replace", objs=[obj("a", 1)], rv="10"),
+        call("list_keys"),
+    ]

@@ -10,7 +10,8 @@ until none helps or the replay budget is spent:
 * fewer fault steps (a bisection on ``steps``: later writes and faults are dropped);
 * a shorter list (a bisection on its length: a used-up tape answers 0, plain progress);
 * runs of answers set to 0, halving the run length down to single answers;
-* runs of answers removed (the later answers move up to earlier decisions);
+* runs of answers removed (the later answers move up to earlier decisions), the same
+  way (both with :func:`refimpl.shrinking.drop_runs`);
 * single answers lowered by one.
 
 Index 0 is always the most ordinary choice (the simulator lists progress actions first),
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from refimpl.shrinking import drop_runs
 from refimpl.sim.choosers import Chooser, TapeChooser
 from refimpl.sim.simulator import RunResult, Simulator
 
@@ -88,6 +90,100 @@ class _Budget(Exception):
     """The replay budget is spent."""
 
 
+class _Shrinker:
+    """The best run so far and the edits of :func:`shrink_run`, one method each."""
+
+    def __init__(
+        self, make: Callable[[Chooser], Simulator], result: RunResult, max_runs: int
+    ) -> None:
+        self.make = make
+        self.prop = first_property(result)
+        self.max_runs = max_runs
+        self.runs = 0
+        self.best_tape = _trimmed(result.choices)
+        self.best_steps = result.steps
+        self.best = result
+
+    def violates(self, tape: Sequence[int], steps: int) -> RunResult | None:
+        """The replay of ``tape`` for ``steps`` if it violates the property."""
+        if self.runs >= self.max_runs:
+            raise _Budget
+        self.runs += 1
+        replayed = self.make(TapeChooser(tape)).run(steps)
+        return replayed if replayed.of(self.prop) else None
+
+    def accept(self, tape: Sequence[int], steps: int) -> bool:
+        """Keep ``tape`` (trimmed) and ``steps`` if they differ from the best and
+        still violate."""
+        tape = _trimmed(tape)
+        if tape == self.best_tape and steps == self.best_steps:
+            return False
+        replayed = self.violates(tape, steps)
+        if replayed is None:
+            return False
+        self.best_tape, self.best_steps, self.best = tape, steps, replayed
+        return True
+
+    def bisect_steps(self) -> bool:
+        """Fewer fault steps: a bisection on ``steps``."""
+        lo, hi, improved = 0, self.best_steps, False
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.accept(self.best_tape, mid):
+                hi, improved = mid, True
+            else:
+                lo = mid + 1
+        return improved
+
+    def bisect_length(self) -> bool:
+        """A shorter list: a bisection on its length."""
+        lo, hi, improved = 0, len(self.best_tape), False
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.accept(self.best_tape[:mid], self.best_steps):
+                hi, improved = len(self.best_tape), True
+            else:
+                lo = mid + 1
+        return improved
+
+    def runs_edited(self, edit: Callable[[tuple[int, ...], int, int], tuple[int, ...]]) -> bool:
+        """``edit`` applied to runs of answers, from the front, halving the run length
+        down to single answers (each size swept once)."""
+
+        def attempt(start: int, stop: int) -> bool:
+            tape = self.best_tape
+            candidate = edit(tape, start, stop)
+            return candidate != tape and self.accept(candidate, self.best_steps)
+
+        return drop_runs(lambda: len(self.best_tape), attempt)
+
+    def lowered(self) -> bool:
+        """Single answers lowered by one."""
+        improved = False
+        for i in range(len(self.best_tape)):
+            if i < len(self.best_tape) and self.best_tape[i] > 0:
+                tape = self.best_tape
+                improved |= self.accept((*tape[:i], tape[i] - 1, *tape[i + 1 :]), self.best_steps)
+        return improved
+
+    def round(self) -> bool:
+        """Every edit once, in the module docstring's order; whether any helped."""
+        progress = self.bisect_steps()
+        progress |= self.bisect_length()
+        progress |= self.runs_edited(_zeroed)
+        progress |= self.runs_edited(_removed)
+        progress |= self.lowered()
+        return progress
+
+
+def _zeroed(tape: tuple[int, ...], start: int, stop: int) -> tuple[int, ...]:
+    return tape[:start] + (0,) * len(tape[start:stop]) + tape[stop:]
+
+
+def _removed(tape: tuple[int, ...], start: int, stop: int) -> tuple[int, ...]:
+    return tape[:start] + tape[stop:]
+
+
 def shrink_run(
     make: Callable[[Chooser], Simulator],
     result: RunResult,
@@ -102,102 +198,22 @@ def shrink_run(
     """
     if max_runs < 0:
         raise ValueError(f"max_runs must be >= 0, got {max_runs!r}")
-    prop = first_property(result)
-    runs = 0
-
-    def violates(tape: Sequence[int], steps: int) -> RunResult | None:
-        nonlocal runs
-        if runs >= max_runs:
-            raise _Budget
-        runs += 1
-        replayed = make(TapeChooser(tape)).run(steps)
-        return replayed if replayed.of(prop) else None
-
-    best_tape = _trimmed(result.choices)
-    best_steps = result.steps
-    best = result
-
-    def accept(tape: Sequence[int], steps: int) -> bool:
-        nonlocal best_tape, best_steps, best
-        tape = _trimmed(tape)
-        if tape == best_tape and steps == best_steps:
-            return False
-        replayed = violates(tape, steps)
-        if replayed is None:
-            return False
-        best_tape, best_steps, best = tape, steps, replayed
-        return True
-
-    def bisect_steps() -> bool:
-        lo, hi, improved = 0, best_steps, False
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if accept(best_tape, mid):
-                hi, improved = mid, True
-            else:
-                lo = mid + 1
-        return improved
-
-    def bisect_length() -> bool:
-        lo, hi, improved = 0, len(best_tape), False
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if accept(best_tape[:mid], best_steps):
-                hi, improved = len(best_tape), True
-            else:
-                lo = mid + 1
-        return improved
-
-    def chunks(edit: Callable[[tuple[int, ...], int, int], tuple[int, ...]]) -> bool:
-        improved = False
-        size = max(1, len(best_tape) // 2)
-        while True:
-            i = 0
-            while i < len(best_tape):
-                tape = best_tape
-                candidate = edit(tape, i, size)
-                if candidate != tape and accept(candidate, best_steps):
-                    improved = True  # the edit stays; retry the same position
-                else:
-                    i += size
-            if size == 1:
-                return improved
-            size //= 2
-
-    def zeroed(tape: tuple[int, ...], i: int, size: int) -> tuple[int, ...]:
-        return tape[:i] + (0,) * len(tape[i : i + size]) + tape[i + size :]
-
-    def removed(tape: tuple[int, ...], i: int, size: int) -> tuple[int, ...]:
-        return tape[:i] + tape[i + size :]
-
-    def lowered() -> bool:
-        improved = False
-        for i in range(len(best_tape)):
-            if i < len(best_tape) and best_tape[i] > 0:
-                tape = best_tape
-                improved |= accept((*tape[:i], tape[i] - 1, *tape[i + 1 :]), best_steps)
-        return improved
-
+    shrinker = _Shrinker(make, result, max_runs)
     exhausted = False
     try:
-        while True:
-            progress = bisect_steps()
-            progress |= bisect_length()
-            progress |= chunks(zeroed)
-            progress |= chunks(removed)
-            progress |= lowered()
-            if not progress:
-                break
+        while shrinker.round():
+            pass
     except _Budget:
         exhausted = True
+    best = shrinker.best
     return Shrunk(
-        prop=prop,
+        prop=shrinker.prop,
         # What the shrunk run consumed (answers taken modulo the options; as replayed).
         choices=_trimmed(best.choices),
-        steps=best_steps,
+        steps=shrinker.best_steps,
         original_choices=len(_trimmed(result.choices)),
         original_steps=result.steps,
-        runs=runs,
+        runs=shrinker.runs,
         exhausted=exhausted,
         result=best,
     )

@@ -1,13 +1,27 @@
 """The random search: Hypothesis generates requests, the adapter and the reference answer.
 
-- :mod:`~refimpl.conformance.search.machines`: the generators for the pieces (queues,
-  store, FIFOs); :mod:`~refimpl.conformance.search.informer_machine`: the generator that
-  plays the API server for the ``informer`` component;
+Modules, in layers: each imports only modules listed before it.
+
+- :mod:`~refimpl.conformance.search.config`: what a run is asked and gives back
+  (``Config``, ``Step``, ``Failure``, ``ComponentResult``, exit statuses) and the
+  exceptions that end an example or a run;
 - :mod:`~refimpl.conformance.search.compare`: the adapter's answer against the reference's;
+- :mod:`~refimpl.conformance.search.report`: the numbered trace, the failure report and
+  saved traces;
 - :mod:`~refimpl.conformance.search.invariants` and
   :mod:`~refimpl.conformance.search.informer_invariants`: docs/invariants.md checked on the
   adapter's answers alone;
-- :mod:`~refimpl.conformance.search.run`: the run loop, the minimizer and replay;
-- :mod:`~refimpl.conformance.search.report`: the numbered trace, the failure report and
-  saved traces.
+- :mod:`~refimpl.conformance.search.session`: the adapter for the length of a run
+  (``RunContext``) and one generated sequence (``Example``: each request sent to both
+  sides, compared, checked, recorded);
+- :mod:`~refimpl.conformance.search.machines`: the generator for the pieces (queues,
+  store, FIFOs), one table of operations per kind read by one state machine;
+  :mod:`~refimpl.conformance.search.informer_machine`: the generator that plays the API
+  server for the ``informer`` component, its table of actions read the same way;
+- :mod:`~refimpl.conformance.search.replay`: a trace replayed on the adapter (for the
+  minimizer, to confirm a failure, ``--replay``);
+- :mod:`~refimpl.conformance.search.minimize`: the replay-based minimizer, its passes
+  listed in the order they run;
+- :mod:`~refimpl.conformance.search.run`: the run loop (``run``, ``run_component``) and
+  the summary line.
 """

@@ -10,22 +10,29 @@ cleanly, with a 410 or 500 ERROR event or a broken connection) — or time passi
 handler, a pause of processing. At the end every example *settles*: the harness answers
 honestly and lets time pass until the informer watches with nothing left to deliver, so
 every informer that can converge has converged, and one that stopped trying is caught
-(INF-9). Ports nothing.
+(INF-9).
+
+:data:`ACTIONS` declares each action once (weight, the methods it sends, whether swarm
+testing may leave it out, what the informer must be waiting for, its request or what
+it does); :class:`InformerMachine` reads it, and :func:`make_informer_machine`
+subclasses it for one adapter with the create options that adapter allows. The table's
+order, weights and strategies are what a seed generates. Ports nothing.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 if TYPE_CHECKING:
-    from refimpl.conformance.search.run import Example, RunContext
+    from refimpl.conformance.search.session import Example, RunContext
 
-__all__ = ["ServerModel", "make_informer_machine"]
+__all__ = ["ACTIONS", "Action", "InformerMachine", "ServerModel", "make_informer_machine"]
 
 #: Keys the server writes, skewed: most examples touch one or two.
 NAMES = ["a", "b", "x/c", "x/d"]
@@ -38,42 +45,6 @@ ADVANCES: list[str | float] = ["next", 1.0, "next", 2.0, 31.0, 65.0]
 SETTLE_ROUNDS = 60
 #: The stream entry for a watch-list's initial-events-end bookmark.
 INITIAL_END = "BOOKMARK/initial-events-end"
-
-WEIGHTS: dict[str, int] = {
-    "write": 6,
-    "answer": 6,
-    "deliver": 6,
-    "drop": 2,
-    "list_error": 1,
-    "watch_error": 1,
-    "compact": 1,
-    "advance": 2,
-    "bookmark": 1,
-    "late_handler": 1,
-    "pause": 2,
-}
-
-
-#: The informer methods each action sends (besides ``state``).
-ACTION_METHODS: dict[str, frozenset[str]] = {
-    "write": frozenset(),
-    "answer": frozenset({"list_reply", "watch_open", "watch_error"}),
-    "deliver": frozenset({"watch_event"}),
-    "drop": frozenset({"watch_end"}),
-    "list_error": frozenset({"list_error"}),
-    "watch_error": frozenset({"watch_error"}),
-    "compact": frozenset(),
-    "advance": frozenset(),
-    "bookmark": frozenset({"watch_event"}),
-    "late_handler": frozenset({"add_handler"}),
-    "pause": frozenset({"pause", "resume"}),
-}
-
-
-#: Actions an example may leave out (swarm testing); the core ones always stay.
-SWARM = frozenset(
-    {"drop", "list_error", "watch_error", "compact", "bookmark", "late_handler", "pause"}
-)
 
 
 class ServerModel:
@@ -129,202 +100,309 @@ class ServerModel:
         self.compacted = self.rv
 
 
-def make_informer_machine(
-    ctx: RunContext, methods: frozenset[str], caps: dict[str, Any]
-) -> type[RuleBasedStateMachine]:
-    """A state machine class for the informer component of one adapter."""
+@dataclass(frozen=True)
+class Action:
+    """One kind of generated informer step: its weight, the informer methods it sends
+    (besides ``state``), and what it does. ``waiting``: it acts only while the informer
+    waits for that (``list``, ``watch``, ``watching``), else the step does nothing. An
+    action with a ``method`` calls it with ``args`` drawn in the order listed; one with
+    ``does`` runs that (a write to the server model, an honest answer, ...)."""
+
+    name: str
+    weight: int
+    sends: frozenset[str] = frozenset()
+    #: It may be left out of an example (swarm testing); the core ones always stay.
+    optional: bool = False
+    waiting: str | None = None
+    method: str = ""
+    args: tuple[tuple[str, st.SearchStrategy[Any]], ...] = ()
+    does: Callable[[InformerMachine, st.DataObject], None] | None = None
+
+
+@dataclass(frozen=True)
+class InformerPlan:
+    """What the informer of one adapter generates (built by :func:`make_informer_machine`)."""
+
+    ctx: RunContext
+    #: The usable actions, by name.
+    actions: dict[str, Action]
+    #: Action names, each repeated by its weight, in table order.
+    weighted: list[str]
+    #: Actions an example may leave out (one swarm coin each), sorted.
+    optional: list[str]
+    #: A handler may throw (not ``--skip raises``).
+    may_raise: bool
+
+
+class InformerMachine(RuleBasedStateMachine):
+    """The state machine of the ``informer`` component, read from its
+    :class:`InformerPlan` and :data:`ACTIONS`. :func:`make_informer_machine` subclasses
+    it with the plan and the ``create`` initialize rule, whose strategies depend on
+    the adapter."""
+
+    plan: ClassVar[InformerPlan]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ex: Example = self.plan.ctx.begin_example("informer")
+        self.server = ServerModel()
+        self.waiting: dict[str, Any] = {"op": "idle"}
+        self.handlers = 0
+        self.paused = False
+        self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
+        self.kinds: st.SearchStrategy[str] = st.sampled_from(self.plan.weighted)
+
+    def call(self, method: str, **args: Any) -> None:
+        answer = self.ex.exchange({"op": "call", "instance": "i", "method": method, "args": args})
+        result = answer.get("result")
+        if isinstance(result, dict) and isinstance(result.get("waiting"), dict):
+            self.waiting = result["waiting"]
+        if self.waiting.get("op") != "watching":
+            self.server.stream = None
+
+    def add_handler(self, raises: bool) -> None:
+        self.call("add_handler", name=f"h{self.handlers}", raises=raises, resync=None)
+        self.handlers += 1
+
+    def create(
+        self,
+        options: dict[str, Any],
+        handlers: int,
+        raises: bool,
+        names: int,
+        coins: list[bool],
+        paused: bool,
+    ) -> None:
+        """The ``create`` step (the initialize rule), the handlers, then ``start``."""
+        plan = self.plan
+        # Skew to few keys: one key half the time, all four rarely.
+        self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
+        off = {kind for kind, out in zip(plan.optional, coins, strict=True) if out}
+        self.kinds = st.sampled_from([k for k in plan.weighted if k not in off])
+        self.ex.exchange(
+            {"op": "create", "instance": "i", "component": "informer", "options": options}
+        )
+        for n in range(handlers):
+            self.add_handler(plan.may_raise and raises and n == handlers - 1)
+        if paused:
+            # One example in four starts with processing paused: the first list then
+            # sits in the queue, where a relist must still tombstone what vanished.
+            self.paused = True
+            self.call("pause")
+        self.call("start")
+
+    @rule(data=st.data())
+    def step(self, data: st.DataObject) -> None:
+        """One action: at most one request, except advance + state."""
+        action = self.plan.actions[data.draw(self.kinds, label="action")]
+        if action.waiting is not None and self.waiting.get("op") != action.waiting:
+            return
+        if action.does is not None:
+            action.does(self, data)
+        else:
+            self.call(action.method, **{name: data.draw(arg) for name, arg in action.args})
+
+    def answer_honestly(self) -> bool:
+        """Answer what the informer waits for as the server model would (False:
+        nothing to answer)."""
+        op = self.waiting.get("op")
+        if op == "list":
+            self.call("list_reply", **self.server.list_reply())
+        elif op == "watch":
+            initial = self.waiting.get("send_initial_events") is True
+            if self.server.open_watch(str(self.waiting.get("rv")), initial):
+                self.call("watch_open")
+            else:
+                self.call("watch_error", reason="expired")
+        elif op == "watching" and self.server.stream:
+            kind, obj = self.server.stream.popleft()
+            if kind == INITIAL_END:
+                self.call("watch_event", type="BOOKMARK", object=obj, initial_events_end=True)
+            else:
+                self.call("watch_event", type=kind, object=obj)
+        else:
+            return False
+        return True
+
+    def advance(self, step: str | float) -> None:
+        seconds = self.ex.next_deadline() if step == "next" else step
+        self.ex.exchange({"op": "advance", "seconds": seconds or 2.0})
+        self.call("state")
+
+    # -- what the actions of ACTIONS do (one request at most, except advance + state)
+    def write(self, data: st.DataObject) -> None:
+        key = data.draw(self.keys)
+        labels = data.draw(LABEL_SETS)
+        self.server.write(key, labels, delete=data.draw(st.booleans()))
+
+    def answer(self, data: st.DataObject) -> None:
+        op = self.waiting.get("op")
+        if op == "sleeping":
+            # Nothing to answer: let the backoff run out (model-guided, so relists
+            # are common, not a lucky draw of the right clock step).
+            self.advance("next")
+        elif op != "watching":
+            self.answer_honestly()
+
+    def deliver(self, data: st.DataObject) -> None:
+        self.answer_honestly()
+
+    def bookmark(self, data: st.DataObject) -> None:
+        if not self.server.stream:
+            obj = {"namespace": "", "name": "", "rv": str(self.server.rv), "labels": {}}
+            self.call("watch_event", type="BOOKMARK", object=obj)
+
+    def compact(self, data: st.DataObject) -> None:
+        self.server.compact()
+
+    def drawn_advance(self, data: st.DataObject) -> None:
+        self.advance(data.draw(ADVANCE_STEPS))
+
+    def late_handler(self, data: st.DataObject) -> None:
+        if self.handlers < 3:
+            self.add_handler(self.plan.may_raise and data.draw(st.booleans()))
+
+    def toggle_pause(self, data: st.DataObject) -> None:
+        self.paused = not self.paused
+        self.call("pause" if self.paused else "resume")
+
+    def teardown(self) -> None:
+        """Settle: answer honestly, let time pass, until the informer watches with
+        nothing left to deliver (or INF-9 says it stopped trying)."""
+        if self.ex.failed or not self.ex.trace:
+            return  # failed, or never created (Hypothesis gave up on the example early)
+        if self.paused:
+            self.paused = False
+            self.call("resume")
+        for _ in range(SETTLE_ROUNDS):
+            if self.answer_honestly():
+                continue
+            if self.waiting.get("op") == "watching":
+                return
+            self.advance("next" if self.ex.next_deadline() else 65.0)
+
+
+LABEL_SETS = st.sampled_from(LABELS)
+ADVANCE_STEPS = st.sampled_from(ADVANCES)
+REASONS = st.sampled_from(FAULT_REASONS)
+
+#: The informer's actions, in the order they are offered to Hypothesis. An action is
+#: generated only if the methods it sends are offered and not skipped (--skip), so a
+#: known difference can be looked past.
+ACTIONS: tuple[Action, ...] = (
+    Action("write", 6, does=InformerMachine.write),
+    Action(
+        "answer",
+        6,
+        sends=frozenset({"list_reply", "watch_open", "watch_error"}),
+        does=InformerMachine.answer,
+    ),
+    Action(
+        "deliver",
+        6,
+        sends=frozenset({"watch_event"}),
+        waiting="watching",
+        does=InformerMachine.deliver,
+    ),
+    Action(
+        "drop",
+        2,
+        sends=frozenset({"watch_end"}),
+        optional=True,
+        waiting="watching",
+        method="watch_end",
+        args=(("how", st.sampled_from(WATCH_ENDS)),),
+    ),
+    Action(
+        "list_error",
+        1,
+        sends=frozenset({"list_error"}),
+        optional=True,
+        waiting="list",
+        method="list_error",
+        args=(("reason", REASONS),),
+    ),
+    Action(
+        "watch_error",
+        1,
+        sends=frozenset({"watch_error"}),
+        optional=True,
+        waiting="watch",
+        method="watch_error",
+        args=(("reason", REASONS),),
+    ),
+    Action("compact", 1, optional=True, does=InformerMachine.compact),
+    Action("advance", 2, does=InformerMachine.drawn_advance),
+    Action(
+        "bookmark",
+        1,
+        sends=frozenset({"watch_event"}),
+        optional=True,
+        waiting="watching",
+        does=InformerMachine.bookmark,
+    ),
+    Action(
+        "late_handler",
+        1,
+        sends=frozenset({"add_handler"}),
+        optional=True,
+        does=InformerMachine.late_handler,
+    ),
+    Action(
+        "pause",
+        2,
+        sends=frozenset({"pause", "resume"}),
+        optional=True,
+        does=InformerMachine.toggle_pause,
+    ),
+)
+
+
+def _create_options(caps: dict[str, Any]) -> dict[str, st.SearchStrategy[Any]]:
+    """The create options an example draws: resync (if the adapter offers it), the
+    FIFO generation (among those it behaves like), watch-list (if it offers it)."""
     modes = [m for m in caps.get("behaves_like") or [] if isinstance(m, str)]
     narrowed = caps.get("option_values", {}).get("fifo")
     if isinstance(narrowed, list):
         modes = [m for m in modes if m in narrowed]
-    # An action is generated only if the methods it sends are offered and not skipped
-    # (--skip), so a known difference can be looked past.
-    usable = {k for k, needs in ACTION_METHODS.items() if needs <= methods}
-    kinds = [k for k, w in WEIGHTS.items() if k in usable for _ in range(w)]
-    # Swarm testing: each example leaves out a random subset of the optional actions,
-    # so some examples are long runs of, say, pauses and relists only. Shrinking turns
-    # every coin to False (everything back in).
-    optional = sorted(set(kinds) & SWARM)
-    swarm = st.lists(st.booleans(), min_size=len(optional), max_size=len(optional))
-    may_raise = "raises" not in ctx.config.skip
-    can_pause = "pause" in usable
     resync_ok = bool(caps.get("resync"))
-    create_options: dict[str, st.SearchStrategy[Any]] = {
+    options: dict[str, st.SearchStrategy[Any]] = {
         "resync": st.sampled_from([0, 0, 10.0]) if resync_ok else st.just(0)
     }
     if modes:
-        create_options["fifo"] = st.sampled_from(modes)
+        options["fifo"] = st.sampled_from(modes)
     if caps.get("watch_list"):
         # One example in four streams its lists: enough to exercise watch-list, and a
         # failure found first with plain lists shrinks shorter.
-        create_options["watch_list"] = st.sampled_from([False, False, False, True])
+        options["watch_list"] = st.sampled_from([False, False, False, True])
+    return options
 
-    class InformerConformance(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ex: Example = ctx.begin_example("informer")
-            self.server = ServerModel()
-            self.waiting: dict[str, Any] = {"op": "idle"}
-            self.handlers = 0
-            self.paused = False
-            self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
-            self.kinds: st.SearchStrategy[str] = st.sampled_from(kinds)
-            #: The action each kind of step runs (WEIGHTS names the same kinds).
-            self.actions: dict[str, Callable[[st.DataObject], None]] = {
-                "write": self.a_write,
-                "answer": self.a_answer,
-                "deliver": self.a_deliver,
-                "bookmark": self.a_bookmark,
-                "drop": self.a_drop,
-                "list_error": self.a_list_error,
-                "watch_error": self.a_watch_error,
-                "compact": self.a_compact,
-                "advance": self.a_advance,
-                "late_handler": self.a_late_handler,
-                "pause": self.a_pause,
-            }
 
-        def call(self, method: str, **args: Any) -> None:
-            answer = self.ex.exchange(
-                {"op": "call", "instance": "i", "method": method, "args": args}
-            )
-            result = answer.get("result")
-            if isinstance(result, dict) and isinstance(result.get("waiting"), dict):
-                self.waiting = result["waiting"]
-            if self.waiting.get("op") != "watching":
-                self.server.stream = None
-
-        def add_handler(self, raises: bool) -> None:
-            self.call("add_handler", name=f"h{self.handlers}", raises=raises, resync=None)
-            self.handlers += 1
-
-        @initialize(
-            options=st.fixed_dictionaries(create_options),
-            handlers=st.integers(1, 2),
-            raises=st.booleans(),
-            names=st.integers(1, len(NAMES)),
-            coins=swarm,
-            paused=st.sampled_from([False, False, False, True]) if can_pause else st.just(False),
-        )
-        def create(
-            self,
-            options: dict[str, Any],
-            handlers: int,
-            raises: bool,
-            names: int,
-            coins: list[bool],
-            paused: bool,
-        ) -> None:
-            # Skew to few keys: one key half the time, all four rarely.
-            self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
-            off = {kind for kind, out in zip(optional, coins, strict=True) if out}
-            self.kinds = st.sampled_from([k for k in kinds if k not in off])
-            self.ex.exchange(
-                {"op": "create", "instance": "i", "component": "informer", "options": options}
-            )
-            for n in range(handlers):
-                self.add_handler(may_raise and raises and n == handlers - 1)
-            if paused:
-                # One example in four starts with processing paused: the first list then
-                # sits in the queue, where a relist must still tombstone what vanished.
-                self.paused = True
-                self.call("pause")
-            self.call("start")
-
-        @rule(data=st.data())
-        def step(self, data: st.DataObject) -> None:
-            kind = data.draw(self.kinds, label="action")
-            self.actions[kind](data)
-
-        # -- actions (one request at most, except advance + state) ------------------------
-        def a_write(self, data: st.DataObject) -> None:
-            key = data.draw(self.keys)
-            labels = data.draw(st.sampled_from(LABELS))
-            self.server.write(key, labels, delete=data.draw(st.booleans()))
-
-        def answer_honestly(self) -> bool:
-            op = self.waiting.get("op")
-            if op == "list":
-                self.call("list_reply", **self.server.list_reply())
-            elif op == "watch":
-                initial = self.waiting.get("send_initial_events") is True
-                if self.server.open_watch(str(self.waiting.get("rv")), initial):
-                    self.call("watch_open")
-                else:
-                    self.call("watch_error", reason="expired")
-            elif op == "watching" and self.server.stream:
-                kind, obj = self.server.stream.popleft()
-                if kind == INITIAL_END:
-                    self.call("watch_event", type="BOOKMARK", object=obj, initial_events_end=True)
-                else:
-                    self.call("watch_event", type=kind, object=obj)
-            else:
-                return False
-            return True
-
-        def a_answer(self, data: st.DataObject) -> None:
-            op = self.waiting.get("op")
-            if op == "sleeping":
-                # Nothing to answer: let the backoff run out (model-guided, so relists
-                # are common, not a lucky draw of the right clock step).
-                self.advance("next")
-            elif op != "watching":
-                self.answer_honestly()
-
-        def a_deliver(self, data: st.DataObject) -> None:
-            if self.waiting.get("op") == "watching":
-                self.answer_honestly()
-
-        def a_bookmark(self, data: st.DataObject) -> None:
-            if self.waiting.get("op") == "watching" and not self.server.stream:
-                obj = {"namespace": "", "name": "", "rv": str(self.server.rv), "labels": {}}
-                self.call("watch_event", type="BOOKMARK", object=obj)
-
-        def a_drop(self, data: st.DataObject) -> None:
-            if self.waiting.get("op") == "watching":
-                self.call("watch_end", how=data.draw(st.sampled_from(WATCH_ENDS)))
-
-        def a_list_error(self, data: st.DataObject) -> None:
-            if self.waiting.get("op") == "list":
-                self.call("list_error", reason=data.draw(st.sampled_from(FAULT_REASONS)))
-
-        def a_watch_error(self, data: st.DataObject) -> None:
-            if self.waiting.get("op") == "watch":
-                self.call("watch_error", reason=data.draw(st.sampled_from(FAULT_REASONS)))
-
-        def a_compact(self, data: st.DataObject) -> None:
-            self.server.compact()
-
-        def advance(self, step: str | float) -> None:
-            seconds = self.ex.next_deadline() if step == "next" else step
-            self.ex.exchange({"op": "advance", "seconds": seconds or 2.0})
-            self.call("state")
-
-        def a_advance(self, data: st.DataObject) -> None:
-            self.advance(data.draw(st.sampled_from(ADVANCES)))
-
-        def a_late_handler(self, data: st.DataObject) -> None:
-            if self.handlers < 3:
-                self.add_handler(may_raise and data.draw(st.booleans()))
-
-        def a_pause(self, data: st.DataObject) -> None:
-            self.paused = not self.paused
-            self.call("pause" if self.paused else "resume")
-
-        def teardown(self) -> None:
-            """Settle: answer honestly, let time pass, until the informer watches with
-            nothing left to deliver (or INF-9 says it stopped trying)."""
-            if self.ex.failed or not self.ex.trace:
-                return  # failed, or never created (Hypothesis gave up on the example early)
-            if self.paused:
-                self.paused = False
-                self.call("resume")
-            for _ in range(SETTLE_ROUNDS):
-                if self.answer_honestly():
-                    continue
-                if self.waiting.get("op") == "watching":
-                    return
-                self.advance("next" if self.ex.next_deadline() else 65.0)
-
-    InformerConformance.__name__ = InformerConformance.__qualname__ = "Conform_informer"
-    return InformerConformance
+def make_informer_machine(
+    ctx: RunContext, methods: frozenset[str], caps: dict[str, Any]
+) -> type[RuleBasedStateMachine]:
+    """The state machine class for the informer component of one adapter."""
+    usable = [a for a in ACTIONS if a.sends <= methods]
+    weighted = [a.name for a in usable for _ in range(a.weight)]
+    # Swarm testing: each example leaves out a random subset of the optional actions,
+    # so some examples are long runs of, say, pauses and relists only. Shrinking turns
+    # every coin to False (everything back in).
+    optional = sorted(a.name for a in usable if a.optional)
+    swarm = st.lists(st.booleans(), min_size=len(optional), max_size=len(optional))
+    can_pause = any(a.name == "pause" for a in usable)
+    plan = InformerPlan(
+        ctx=ctx,
+        actions={a.name: a for a in usable},
+        weighted=weighted,
+        optional=optional,
+        may_raise="raises" not in ctx.config.skip,
+    )
+    create = initialize(
+        options=st.fixed_dictionaries(_create_options(caps)),
+        handlers=st.integers(1, 2),
+        raises=st.booleans(),
+        names=st.integers(1, len(NAMES)),
+        coins=swarm,
+        paused=st.sampled_from([False, False, False, True]) if can_pause else st.just(False),
+    )(InformerMachine.create)
+    return type("Conform_informer", (InformerMachine,), {"plan": plan, "create": create})

@@ -1,6 +1,6 @@
 """Reports: the numbered table of a trace, the failure report, saved traces.
 
-Stateless functions over :class:`~refimpl.conformance.search.run.Step` lists. Objects are
+Stateless functions over :class:`~refimpl.conformance.search.config.Step` lists. Objects are
 shown compactly (``ns/name@rv{labels}``, ``DFSU(key, obj)``); the raw request lines are
 printed too, so a failure can be replayed by hand against a fresh adapter.
 """
@@ -10,18 +10,14 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refimpl.conformance.protocol import PROTOCOL_VERSION
 from refimpl.conformance.reference.dispatch import ReferenceDriver
 from refimpl.conformance.search.compare import agree
-
-if TYPE_CHECKING:
-    from refimpl.conformance.search.run import Config, Failure
+from refimpl.conformance.search.config import Config, Failure, Step
 
 __all__ = [
-    "Step",
     "compact",
     "format_failure",
     "format_table",
@@ -30,15 +26,6 @@ __all__ = [
     "show_request",
     "show_response",
 ]
-
-
-@dataclass
-class Step:
-    """One request and both sides' answers (``adapter`` is None if it failed to answer)."""
-
-    request: dict[str, Any]
-    reference: dict[str, Any] | None
-    adapter: dict[str, Any] | None
 
 
 def compact(value: Any) -> str:

@@ -1,0 +1,143 @@
+"""What a conformance run is asked and what it gives back: :class:`Config`, the trace
+:class:`Step`, :class:`Failure` and :class:`ComponentResult`, the exit statuses, and the
+exceptions that end an example or a run. Imports nothing else of the search, so every
+other module of it may import this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from refimpl.conformance.process import AdapterFailure
+
+__all__ = [
+    "BUDGET_ENDED",
+    "EXIT_ADAPTER",
+    "EXIT_DISAGREE",
+    "EXIT_PASS",
+    "EXIT_USAGE",
+    "AbortRun",
+    "AdapterHandshakeError",
+    "BudgetExhausted",
+    "ComponentResult",
+    "Config",
+    "Failure",
+    "FailureKind",
+    "HarnessError",
+    "Mismatch",
+    "ResultStatus",
+    "Step",
+]
+
+EXIT_PASS, EXIT_DISAGREE, EXIT_ADAPTER, EXIT_USAGE = 0, 1, 2, 3
+#: The summary note of a component whose search the budget ended without a finding.
+BUDGET_ENDED = "the budget ended the search before --max-examples"
+
+
+@dataclass
+class Step:
+    """One request and both sides' answers (``adapter`` is None if it failed to answer)."""
+
+    request: dict[str, Any]
+    reference: dict[str, Any] | None
+    adapter: dict[str, Any] | None
+
+
+class BudgetExhausted(KeyboardInterrupt):
+    """Stops Hypothesis between examples (it lets KeyboardInterrupt through unchanged)."""
+
+
+class AbortRun(KeyboardInterrupt):
+    """Stops Hypothesis at once: the adapter hung, or cannot even be restarted."""
+
+
+class Mismatch(AssertionError):
+    """The example failed; the details are in ``RunContext.best``."""
+
+
+#: What a failure is: the adapter's answer differs from the reference's, the adapter
+#: broke an invariant, or the adapter itself failed (crashed, hung, spoke garbage).
+FailureKind = Literal["disagreement", "invariant", "adapter"]
+#: How a component's run ended.
+ResultStatus = Literal["pass", "fail", "adapter failure", "skipped"]
+
+
+@dataclass
+class Failure:
+    """A failing example: its trace up to the failing step and what failed."""
+
+    kind: FailureKind
+    component: str
+    steps: list[Step]
+    message: str
+    example: int
+    found_after: float
+    adapter_error: AdapterFailure | None = None
+    #: For a FIFO whose pops feed a store as an informer's do: what the difference
+    #: leads to once the FIFO is drained (a ghost, ...), or "".
+    consequence: str = ""
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_ADAPTER if self.kind == "adapter" else EXIT_DISAGREE
+
+
+@dataclass
+class Config:
+    """What ``refimpl conform`` was asked (one field per command-line option)."""
+
+    command: list[str]
+    components: list[str] = field(default_factory=list)
+    budget: float = 60.0
+    shrink_budget: float = 30.0
+    seed: int | None = None
+    max_examples: int = 100_000
+    steps: int = 30
+    timeout: float = 5.0
+    startup_timeout: float = 20.0
+    misuse: bool = False
+    #: The adapter is client-go itself: compare the orders client-go fixes exactly
+    #: (equal delay-heap deadlines), whether or not its hello declares heap_order.
+    exact: bool = False
+    shrink: bool = True
+    #: Skip Hypothesis' own shrinking; only replay-based minimize() (fast, coarser).
+    quick_shrink: bool = False
+    keep_going: bool = False
+    restart_each: bool = False
+    progress: bool | None = None  # None: only when stderr is a terminal
+    save: str | None = None
+    replay: str | None = None
+    #: Methods never generated (to look past a difference already known).
+    skip: list[str] = field(default_factory=list)
+    #: Write every protocol line sent and received to this file.
+    log: str | None = None
+    #: Create options fixed for every example (e.g. {"known_objects": False}).
+    options: dict[str, Any] = field(default_factory=dict)
+    cwd: str | None = None
+
+
+@dataclass
+class ComponentResult:
+    """How one component's search ended, for the summary line and the report."""
+
+    component: str
+    status: ResultStatus
+    examples: int = 0
+    steps: int = 0
+    elapsed: float = 0.0
+    failure: Failure | None = None
+    note: str = ""
+    #: What the run left out (narrowed or fixed options, undeclared methods, ...).
+    untested: list[str] = field(default_factory=list)
+
+
+class HarnessError(Exception):
+    """The harness itself (or Hypothesis) failed: a bug to report, not a verdict."""
+
+
+class AdapterHandshakeError(Exception):
+    """The adapter started but refused or garbled the handshake (exit status 2)."""
+
+    def describe(self) -> str:
+        return str(self)

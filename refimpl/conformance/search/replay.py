@@ -1,0 +1,92 @@
+"""Replaying a trace on the adapter: :func:`try_trace` (the minimizer's test of an
+edited trace), :func:`confirm_replay` (the shrunk trace once more, on a freshly started
+adapter) and :func:`replay_file` (``refimpl conform --replay FILE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from refimpl.conformance.process import AdapterFailure
+from refimpl.conformance.search.config import (
+    EXIT_PASS,
+    EXIT_USAGE,
+    AbortRun,
+    AdapterHandshakeError,
+    Failure,
+    Mismatch,
+)
+from refimpl.conformance.search.report import format_failure, format_table, load_trace
+from refimpl.conformance.search.session import Example, RunContext
+
+__all__ = ["confirm_replay", "replay_file", "try_trace"]
+
+
+def try_trace(
+    ctx: RunContext, component: str, requests: Sequence[dict[str, Any]]
+) -> Failure | None:
+    """Replay ``requests`` on a reset adapter; the failure it produces, if any.
+
+    Without ``--misuse`` a replay that breaks the usage contract (a ``done`` of an item
+    the adapter did not hand out) counts as no failure: the generator never sends one,
+    so neither may the shrinker, or a counterexample would show a misuse the user never
+    asked to test.
+    """
+    saved = ctx.best, ctx.shrink_deadline
+    ctx.best = None
+    example: Example | None = None
+    try:
+        ctx.fresh_adapter(component)
+        example = Example(ctx, component)
+        for request in requests:
+            example.exchange(request)
+    except (Mismatch, AbortRun):
+        pass
+    found = ctx.best
+    ctx.best, ctx.shrink_deadline = saved
+    if found is not None and example is not None and example.checker.misused:
+        return found if ctx.config.misuse else None
+    return found
+
+
+def confirm_replay(ctx: RunContext, failure: Failure) -> str:
+    """Re-run the shrunk trace on a freshly started adapter and say if it reproduces."""
+    try:
+        ctx.start_adapter()
+    except (AdapterFailure, AdapterHandshakeError) as exc:
+        return f"replay on a fresh adapter: could not restart it ({exc})"
+    example = Example(ctx, failure.component)
+    try:
+        for step in failure.steps:
+            example.exchange(step.request)
+    except (Mismatch, AbortRun):
+        return "replay on a fresh adapter: reproduces"
+    finally:
+        ctx.best = failure
+    return "replay on a fresh adapter: did NOT reproduce (the adapter is not deterministic?)"
+
+
+def replay_file(ctx: RunContext, path: str, out: TextIO) -> int:
+    """Replay the trace saved at ``path`` and print the table or the failure report;
+    the exit status."""
+    try:
+        component, requests = load_trace(path)
+    except (OSError, ValueError) as exc:
+        out.write(f"refimpl conform: cannot read {path}: {exc}\n")
+        return EXIT_USAGE
+    ctx.start_component(component, float("inf"))
+    example = Example(ctx, component)
+    status = EXIT_PASS
+    try:
+        for request in requests:
+            example.exchange(request)
+    except (Mismatch, AbortRun):
+        assert ctx.best is not None
+        status = ctx.best.exit_status
+    if ctx.best is None:
+        out.write(f"replay of {path}: all {len(requests)} answers agree with the reference\n")
+        out.write("\n".join(format_table(example.trace)) + "\n")
+        return EXIT_PASS
+    out.write(format_failure(ctx.best, ctx.config) + "\n")
+    return status

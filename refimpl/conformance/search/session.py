@@ -1,0 +1,403 @@
+"""The session with the adapter: :class:`RunContext` (the adapter process for the length
+of a run, its handshake, the counters for the progress line, the shortest failure seen
+so far) and :class:`Example` (one generated sequence: a reset adapter, a fresh steered
+reference, each request sent to both, compared, checked against the invariants and
+recorded).
+
+Each Hypothesis example starts from a ``reset`` adapter (or a restarted one after a
+failure) and a fresh reference driver, so examples are independent. Every request has a
+timeout; a hung adapter aborts the run (:class:`~refimpl.conformance.search.config.AbortRun`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
+from refimpl.conformance.protocol import PROTOCOL_VERSION, PROTOCOL_VERSIONS
+from refimpl.conformance.reference.dispatch import ReferenceDriver, WorkqueueComponent
+from refimpl.conformance.reference.informer import FIFO_MODES, InformerComponent
+from refimpl.conformance.search.compare import agree
+from refimpl.conformance.search.config import (
+    AbortRun,
+    AdapterHandshakeError,
+    BudgetExhausted,
+    Config,
+    Failure,
+    FailureKind,
+    Mismatch,
+    Step,
+)
+from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
+from refimpl.conformance.search.invariants import AnswerChecker, PoppedStore
+from refimpl.conformance.search.report import compact
+
+__all__ = ["ADAPTER_SIDE_ERRORS", "Example", "RunContext", "check_hello", "drain_popped"]
+
+#: Error kinds an adapter may only answer when the reference answers the same: anything
+#: else means the adapter could not carry out a request it declared (its fault, not a
+#: difference in behaviour).
+ADAPTER_SIDE_ERRORS = frozenset({"bad_request", "unsupported", "no_instance", "internal"})
+
+
+def _refused(actual: dict[str, Any]) -> str | None:
+    """Why ``actual`` is the adapter failing a request it declared (None if it is not):
+    an error only the adapter side may give, unless the reference gives it too."""
+    kind = actual.get("error", {}).get("kind") if "error" in actual else None
+    if kind not in ADAPTER_SIDE_ERRORS:
+        return None
+    return (
+        f"the adapter answered error {kind!r} to a request it declared "
+        f"({actual['error'].get('message')!r})"
+    )
+
+
+class Example:
+    """One generated sequence: a fresh reference, a reset adapter, the trace so far."""
+
+    def __init__(self, ctx: RunContext, component: str) -> None:
+        self.ctx = ctx
+        self.component = component
+        self.ref = ReferenceDriver(steered=True)
+        self.ref.protocol = ctx.protocol
+        self.ref.heap_order = ctx.heap_order()
+        self.trace: list[Step] = []
+        self.checker = AnswerChecker()
+        self.informer_checker = InformerChecker()
+        #: Informer answers are compared with the reference only if the adapter names
+        #: the client-go generation it behaves like; its invariants are checked always.
+        self.compared = component != "informer" or bool(ctx.behaves_like("informer"))
+        #: The same model fed with the reference's answers (its pops, its store).
+        self.ref_view = AnswerChecker()
+        #: A failure was recorded for this example (no more requests belong to it).
+        self.failed = False
+
+    def _reference(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
+        if not self.compared:
+            return None
+        rid = actual.get("id") if actual is not None else None
+        return self.ref.handle({"id": rid, **request}, actual)
+
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request`` to the adapter, then to the steered reference; compare."""
+        ctx = self.ctx
+        try:
+            actual = ctx.adapter_request(request)
+        except AdapterFailure as exc:
+            self.trace.append(Step(request, self._reference(request, None), None))
+            ctx.record(self, "adapter", exc.describe(), exc)
+            if isinstance(exc, AdapterHung):
+                raise AbortRun() from None
+            raise Mismatch(exc.describe()) from None
+        expected = self._reference(request, actual)
+        self.trace.append(Step(request, expected, actual))
+        ctx.steps += 1
+        informer_call = self.component == "informer" and request.get("op") == "call"
+        if informer_call and "result" in actual:
+            problem = observation_problem(actual["result"])
+            if problem is not None:
+                ctx.record(self, "adapter", f"malformed informer answer: {problem}", None)
+                raise Mismatch(problem)
+        if self.component == "informer":
+            violations = self.informer_checker.check(request, actual)
+        else:
+            self.ref_view.check(request, expected)
+            violations = self.checker.check(request, actual)
+        if violations:
+            ctx.record(self, "invariant", "; ".join(violations), None)
+            raise Mismatch(violations[0])
+        refused = _refused(actual)
+        if expected is None:  # not compared: only the adapter's own refusal counts
+            if refused is not None:
+                ctx.record(self, "adapter", refused, None)
+                raise Mismatch(refused)
+            return actual
+        if not agree(request, expected, actual):
+            if refused is not None:
+                ctx.record(self, "adapter", refused, None)
+            else:
+                message = "the adapter's answer differs"
+                ctx.record(self, "disagreement", message, None, self.consequence())
+            raise Mismatch(f"step {len(self.trace)} differs")
+        return actual
+
+    def consequence(self) -> str:
+        """For a FIFO whose pops feed a store as an informer's do (see
+        :class:`~refimpl.conformance.search.invariants.PoppedStore`): keep popping both sides
+        past the difference, each applying its own pops, and say what the adapter's
+        store ends up holding if that is not the source ("" otherwise). The extra
+        requests are not part of the trace; the adapter is reset before the next one."""
+        mine, theirs = self.checker.popped, self.ref_view.popped
+        if mine is None or theirs is None or not mine.fair:
+            return ""
+        mine.whose = "the adapter's pops"
+        try:
+            problem = drain_popped(mine, self.ctx.adapter_request)
+        except AdapterFailure:
+            return ""
+        if problem is None:
+            return ""
+        ends = drain_popped(theirs, lambda r: self.ref.handle({"id": None, **r}))
+        shown = ", ".join(compact(o) for o in theirs.stored().values()) or "empty"
+        reference = (
+            f"the reference's pops leave it equal to the source ({shown})"
+            if ends is None
+            else f"the reference's pops too: {ends}"
+        )
+        return f"{problem}; {reference}"
+
+    def next_deadline(self) -> float | None:
+        """Seconds until the reference's next delayed add fires (None: nothing waits)."""
+        instance = self.ref.instances.get("x")
+        if isinstance(self.ref.instances.get("i"), InformerComponent):
+            return self._informer_deadline()
+        if not isinstance(instance, WorkqueueComponent):
+            return None
+        ready = instance.q.waiting.next_ready_at()
+        if ready is None:
+            return None
+        return (ready - instance.clock.now_ns()) / 1_000_000_000
+
+    def _informer_deadline(self) -> float | None:
+        """Seconds until the reference informer's next timer (backoff or resync)."""
+        component = self.ref.instances["i"]
+        assert isinstance(component, InformerComponent)
+        reflector = component.informer.reflector
+        deadline = None if reflector is None else reflector.next_deadline()
+        now = component.clock.now()
+        if deadline is None:
+            return None
+        return max(round(deadline - now, 9), 0.0)
+
+
+class RunContext:
+    """State shared by all examples of a run (see the module docstring)."""
+
+    def __init__(self, config: Config, err: TextIO) -> None:
+        self.config = config
+        self.err = err
+        self.log_file: TextIO | None = (
+            open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
+        )
+        self.adapter = AdapterProcess(
+            config.command, timeout=config.timeout, cwd=config.cwd, log=self.log_file
+        )
+        self.hello: dict[str, Any] = {}
+        #: The protocol version the adapter agreed to (2, or 1 for an older adapter).
+        self.protocol = PROTOCOL_VERSION
+        self.need_restart = False
+        self.examples = 0
+        self.steps = 0
+        self.restarts = 0
+        self.best: Failure | None = None
+        self.started = time.monotonic()
+        self.deadline = self.started + config.budget
+        self.shrink_deadline = float("inf")
+        self.component = ""
+        self._component_started = self.started
+        self._last_progress = self.started
+        self.show_progress = config.progress if config.progress is not None else err.isatty()
+
+    # -- adapter
+    def behaves_like(self, component: str) -> list[str]:
+        """The client-go generations the adapter's ``component`` answers must match."""
+        caps = self.hello.get("components", {}).get(component, {})
+        modes = caps.get("behaves_like") if isinstance(caps, dict) else None
+        return [m for m in modes if isinstance(m, str)] if isinstance(modes, list) else []
+
+    def heap_order(self) -> frozenset[str]:
+        """Work queue components whose delay-heap order is compared exactly: those the
+        adapter says follow client-go's heap, or all of them with ``--exact``."""
+        names = ("delaying_queue", "rate_limiting_queue")
+        if self.config.exact:
+            return frozenset(names)
+        components = self.hello.get("components", {})
+        return frozenset(
+            name
+            for name in names
+            if isinstance(components.get(name), dict) and components[name].get("heap_order") is True
+        )
+
+    def start_adapter(self) -> dict[str, Any]:
+        self.adapter.close()
+        self.adapter.start()
+        self.protocol = PROTOCOL_VERSION
+        response = self.adapter.request(
+            {"op": "hello", "protocol": PROTOCOL_VERSION}, timeout=self.config.startup_timeout
+        )
+        if response.get("error", {}).get("kind") == "unsupported":
+            # An adapter written for protocol 1 refuses 2: speak 1 (no informer).
+            self.protocol = 1
+            response = self.adapter.request(
+                {"op": "hello", "protocol": 1}, timeout=self.config.startup_timeout
+            )
+        if "error" in response:
+            raise AdapterHandshakeError(
+                f"handshake refused: {response['error'].get('kind')}: "
+                f"{response['error'].get('message')}"
+            )
+        problem = check_hello(response.get("result"), self.protocol)
+        if problem:
+            raise AdapterHandshakeError(f"bad handshake answer: {problem}")
+        self.hello = response["result"]
+        self.need_restart = False
+        return self.hello
+
+    def adapter_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self.adapter.request(request)
+        except AdapterFailure:
+            self.need_restart = True
+            raise
+
+    def close(self) -> None:
+        self.adapter.close()
+        if self.log_file is not None:
+            self.log_file.close()
+
+    # -- examples
+    def begin_example(self, component: str) -> Example:
+        now = time.monotonic()
+        limit = self.shrink_deadline if self.best is not None else self.deadline
+        if now > limit:
+            raise BudgetExhausted()
+        self.fresh_adapter(component)
+        self.examples += 1
+        self.progress()
+        return Example(self, component)
+
+    def fresh_adapter(self, component: str) -> None:
+        """Reset the adapter (or restart it after a failure); AbortRun if impossible."""
+        try:
+            if self.need_restart or self.config.restart_each:
+                self.restarts += 1
+                self.start_adapter()
+            else:
+                response = self.adapter_request({"op": "reset"})
+                if "error" in response:
+                    self.need_restart = True
+                    raise AdapterHandshakeError(f"reset refused: {response['error']}")
+        except (AdapterFailure, AdapterHandshakeError) as exc:
+            trace = Example(self, component)
+            trace.trace.append(Step({"op": "reset"}, None, None))
+            described = exc.describe() if isinstance(exc, AdapterFailure) else str(exc)
+            self.record(
+                trace,
+                "adapter",
+                "could not reset/restart the adapter: " + described,
+                exc if isinstance(exc, AdapterFailure) else None,
+            )
+            raise AbortRun() from None
+
+    def record(
+        self,
+        example: Example,
+        kind: FailureKind,
+        message: str,
+        error: AdapterFailure | None,
+        consequence: str = "",
+    ) -> None:
+        example.failed = True
+        failure = Failure(
+            kind=kind,
+            component=example.component,
+            steps=list(example.trace),
+            message=message,
+            example=self.examples,
+            found_after=time.monotonic() - self._component_started,
+            adapter_error=error,
+            consequence=consequence,
+        )
+        if self.best is None:
+            # Half the shrink budget for Hypothesis, half for minimize() afterwards.
+            self.shrink_deadline = time.monotonic() + self.config.shrink_budget / 2
+            self.best = failure
+        elif len(failure.steps) <= len(self.best.steps) and (
+            failure.consequence or not self.best.consequence
+        ):
+            failure.found_after = self.best.found_after
+            self.best = failure
+
+    def start_component(self, component: str, budget: float) -> None:
+        self.component = component
+        self._component_started = time.monotonic()
+        self.deadline = self._component_started + budget
+        self.shrink_deadline = float("inf")
+        self.best = None
+        self.examples = 0
+        self.steps = 0
+
+    def progress(self, final: bool = False) -> None:
+        if not self.show_progress:
+            return
+        now = time.monotonic()
+        interval = 1.0 if self.err.isatty() else 10.0
+        if not final and now - self._last_progress < interval:
+            return
+        self._last_progress = now
+        elapsed = max(now - self._component_started, 1e-9)
+        phase = "shrinking" if self.best is not None else "searching"
+        line = (
+            f"conform: {self.component}: {phase}, {self.examples} examples, "
+            f"{self.steps} steps, {self.examples / elapsed:.0f} examples/s, "
+            f"{self.steps / elapsed:.0f} steps/s, {elapsed:.0f} s"
+        )
+        if self.err.isatty():
+            self.err.write("\r" + line.ljust(100) + ("\n" if final else ""))
+        else:
+            self.err.write(line + "\n")
+        self.err.flush()
+
+
+def check_hello(result: Any, protocol: int = PROTOCOL_VERSION) -> str | None:
+    """What is wrong with a ``hello`` result to a hello at ``protocol`` (None if nothing)."""
+    if not isinstance(result, dict):
+        return "result must be an object"
+    if result.get("protocol") != protocol:
+        return (
+            f"adapter answered protocol {result.get('protocol')!r} to a hello for protocol "
+            f"{protocol} "
+            f"(the harness speaks {', '.join(map(str, PROTOCOL_VERSIONS))})"
+        )
+    for key in ("name", "version"):
+        if not isinstance(result.get(key), str):
+            return f"{key!r} must be a string"
+    components = result.get("components")
+    if not isinstance(components, dict):
+        return "'components' must be an object"
+    for name, caps in components.items():
+        if not isinstance(caps, dict) or not isinstance(caps.get("methods"), list):
+            return f"component {name!r} needs a list 'methods'"
+    informer = components.get("informer")
+    if informer is not None:
+        if protocol < 2:
+            return "the informer component needs protocol 2"
+        modes = informer.get("behaves_like")
+        if modes is not None and (
+            not isinstance(modes, list) or not all(m in FIFO_MODES for m in modes)
+        ):
+            return f"informer 'behaves_like' must be null or a list of {list(FIFO_MODES)}"
+    return None
+
+
+def drain_popped(
+    model: PoppedStore, send: Callable[[dict[str, Any]], dict[str, Any]], limit: int = 32
+) -> str | None:
+    """Pop until the FIFO is empty, applying each pop to ``model`` and keeping the known
+    objects equal to its store (``send`` carries a request out on one side); what is
+    then wrong with the store, or None (also when the comparison is not fair)."""
+    step = 0
+    for _ in range(limit):
+        for method, obj in model.known_fixes():
+            request = {"op": "call", "instance": "x", "method": method, "args": {"obj": obj}}
+            model.feed(step, request, send(request).get("result"))
+        request = {"op": "call", "instance": "x", "method": "pop_nowait", "args": {}}
+        response = send(request)
+        if "result" not in response:
+            return None
+        verdict = model.feed(step, request, response["result"])
+        if not isinstance(response["result"], dict) or response["result"].get("kind") != "item":
+            return verdict
+    return None
