@@ -19,8 +19,9 @@ import pytest
 
 from refimpl.conformance.reference.dispatch import ReferenceDriver
 from refimpl.conformance.search.compare import agree
+from refimpl.conformance.search.config import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config
 from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
-from refimpl.conformance.search.run import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config, run
+from refimpl.conformance.search.run import run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -37,7 +37,8 @@ from refimpl.conformance.peers.manifest import (
     trace_header,
 )
 from refimpl.conformance.peers.render import DOC, OBSERVATIONS, render
-from refimpl.conformance.search.run import EXIT_DISAGREE, EXIT_PASS, Config, run
+from refimpl.conformance.search.config import EXIT_DISAGREE, EXIT_PASS, Config
+from refimpl.conformance.search.run import run
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]

@@ -18,7 +18,8 @@ import pytest
 
 from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS
 from refimpl.conformance.reference.dispatch import ReferenceDriver, reference_methods
-from refimpl.conformance.search.run import EXIT_DISAGREE, EXIT_PASS, Config, run
+from refimpl.conformance.search.config import EXIT_DISAGREE, EXIT_PASS, Config
+from refimpl.conformance.search.run import run
 
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 BROKEN = str(Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py")
@@ -119,7 +120,8 @@ def test_declared_heap_order_is_compared_exactly() -> None:
 
 
 def test_harness_reads_heap_order_from_hello() -> None:
-    from refimpl.conformance.search.run import Config, RunContext
+    from refimpl.conformance.search.config import Config
+    from refimpl.conformance.search.session import RunContext
 
     ctx = RunContext.__new__(RunContext)
     ctx.config = Config(command=[])
@@ -139,7 +141,7 @@ def test_exact_compares_heap_order_even_if_not_declared() -> None:
     import argparse
 
     from refimpl.conformance.cli import add_arguments, config_from_args
-    from refimpl.conformance.search.run import RunContext
+    from refimpl.conformance.search.session import RunContext
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from refimpl.conformance.search.run import EXIT_USAGE
+from refimpl.conformance.search.config import EXIT_USAGE
 from refimpl.tla.graph import load_graph
 from refimpl.tla.manifest import load_manifest
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.search.run import EXIT_USAGE, Config, run
+from refimpl.conformance.search.config import EXIT_USAGE, Config
+from refimpl.conformance.search.run import run
 
 __all__ = ["main", "register"]
 

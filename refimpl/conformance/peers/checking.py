@@ -41,7 +41,8 @@ from refimpl.conformance.peers.manifest import (
 from refimpl.conformance.peers.render import DOC, OBSERVATIONS, load_observations, render
 from refimpl.conformance.peers.walks import walk_peer
 from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.search.run import BUDGET_ENDED, Config, RunContext
+from refimpl.conformance.search.config import BUDGET_ENDED, Config
+from refimpl.conformance.search.session import RunContext
 from refimpl.conformance.walks.mapping import DRIVERS
 
 __all__ = [

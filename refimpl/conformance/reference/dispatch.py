@@ -47,7 +47,6 @@ from refimpl.conformance.reference.cache import (
 )
 from refimpl.conformance.reference.informer import InformerComponent, InformerParts
 from refimpl.conformance.reference.workqueue import (
-    NAMES,
     Item,
     RateLimiterComponent,
     WorkqueueComponent,
@@ -58,13 +57,9 @@ from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import NsRateLimiter
 
 __all__ = [
-    # NAMES and WorkqueueComponent live in reference.workqueue; re-exported while
-    # search/ still imports them from here.
-    "NAMES",
     "Component",
     "Parts",
     "ReferenceDriver",
-    "WorkqueueComponent",
     "reference_methods",
 ]
 

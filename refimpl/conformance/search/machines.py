@@ -28,7 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from refimpl.conformance.protocol import COMPONENTS, LIMITERS
 from refimpl.conformance.reference.cache import INDEX_FUNCS
-from refimpl.conformance.reference.dispatch import NAMES
+from refimpl.conformance.reference.workqueue import NAMES
 
 if TYPE_CHECKING:
     from refimpl.conformance.search.session import RunContext

@@ -25,7 +25,6 @@ from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import (
     BUDGET_ENDED,
     EXIT_ADAPTER,
-    EXIT_DISAGREE,
     EXIT_PASS,
     EXIT_USAGE,
     AbortRun,
@@ -33,36 +32,14 @@ from refimpl.conformance.search.config import (
     BudgetExhausted,
     ComponentResult,
     Config,
-    Failure,
-    FailureKind,
     HarnessError,
-    ResultStatus,
-    Step,
 )
 from refimpl.conformance.search.minimize import minimize
 from refimpl.conformance.search.replay import confirm_replay, replay_file
 from refimpl.conformance.search.report import format_failure
 from refimpl.conformance.search.session import RunContext
 
-# The command's callers (refimpl.conformance.cli, the peers, tests) import the names
-# they need with run() from here, as they did when this module held them all.
-__all__ = [
-    "BUDGET_ENDED",
-    "EXIT_ADAPTER",
-    "EXIT_DISAGREE",
-    "EXIT_PASS",
-    "EXIT_USAGE",
-    "ComponentResult",
-    "Config",
-    "Failure",
-    "FailureKind",
-    "ResultStatus",
-    "RunContext",
-    "Step",
-    "run",
-    "run_component",
-    "summary_line",
-]
+__all__ = ["run", "run_component", "summary_line"]
 
 
 def _settings(config: Config) -> Any:

@@ -17,8 +17,9 @@ from typing import Any, TextIO
 
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.protocol import PROTOCOL_VERSION, PROTOCOL_VERSIONS
-from refimpl.conformance.reference.dispatch import ReferenceDriver, WorkqueueComponent
+from refimpl.conformance.reference.dispatch import ReferenceDriver
 from refimpl.conformance.reference.informer import FIFO_MODES, InformerComponent
+from refimpl.conformance.reference.workqueue import WorkqueueComponent
 from refimpl.conformance.search.compare import agree
 from refimpl.conformance.search.config import (
     AbortRun,
