@@ -7,6 +7,16 @@ from typing import cast
 from refimpl.cache import Delta, DeltaType
 from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
 
+#: The delta types, as the FIFO and process_deltas tests spell them.
+A, U, D, R, S = (
+    DeltaType.ADDED,
+    DeltaType.UPDATED,
+    DeltaType.DELETED,
+    DeltaType.REPLACED,
+    DeltaType.SYNC,
+)
+RA, SA, BM = DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK
+
 
 class DictKnown:
     """A minimal KeyListerGetter over a dict; can be told to fail lookups."""

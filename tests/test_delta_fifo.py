@@ -7,7 +7,7 @@ import itertools
 import threading
 
 import pytest
-from cache_helpers import DictKnown, dfsu, is_tagged_once, obj_key, tag
+from cache_helpers import A, D, DictKnown, R, S, U, dfsu, is_tagged_once, obj_key, tag
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -24,14 +24,6 @@ from refimpl.cache import (
 )
 from refimpl.meta import DeletedFinalStateUnknown, ExplicitKey, Object, ObjectKeyError
 from refimpl.workqueue import WouldBlock
-
-A, U, D, R, S = (
-    DeltaType.ADDED,
-    DeltaType.UPDATED,
-    DeltaType.DELETED,
-    DeltaType.REPLACED,
-    DeltaType.SYNC,
-)
 
 
 def types(deltas: Deltas) -> list[DeltaType]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from cache_helpers import DictKnown, dfsu, obj_key, tag
+from cache_helpers import BM, RA, SA, A, D, DictKnown, R, S, U, dfsu, obj_key, tag
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -26,15 +26,6 @@ from refimpl.cache import (
 )
 from refimpl.meta import DeletedFinalStateUnknown, Object, ObjectKeyError, meta_namespace_key_func
 from refimpl.workqueue import WouldBlock
-
-A, U, D, R, S = (
-    DeltaType.ADDED,
-    DeltaType.UPDATED,
-    DeltaType.DELETED,
-    DeltaType.REPLACED,
-    DeltaType.SYNC,
-)
-RA, SA, BM = DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK
 
 
 def atomic_fifo(**kw: object) -> RealFIFOCore:
