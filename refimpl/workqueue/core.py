@@ -145,7 +145,7 @@ class QueueCore(Generic[T]):
 
         Raises :class:`WouldBlock` when the queue is empty and not shutting down.
         """
-        if len(self.queue) == 0:
+        if not self.queue:
             if self.shutting_down:
                 return None, True
             raise WouldBlock("get() on an empty queue would block")
