@@ -43,8 +43,8 @@ T = TypeVar("T", bound=Hashable)
 class DoneHint(NamedTuple):
     """Names for the pair :meth:`QueueCore.done` returns: whom its shell should wake.
 
-    The core itself returns a bare tuple: building this named one on every ``done`` costs
-    a quarter of a cycle in benchmarks/workqueue.py.
+    The core itself returns a bare tuple: building this named one in every ``done`` makes
+    a cycle of benchmarks/workqueue.py half as long again.
     """
 
     #: The item went back on the queue: a getter should wake.
