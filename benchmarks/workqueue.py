@@ -131,54 +131,50 @@ def best_of(repeat: int, fn: Callable[[], None]) -> float:
     return best
 
 
-def cycle_floor(cycles: int) -> Callable[[], None]:
-    def run() -> None:
-        q = FloorQueue()
-        add, get, done = q.add, q.get, q.done
-        keys = KEYS
-        for i in range(cycles):
-            add(keys[i % 100])
-            done(get())
+def floor_cycles(
+    make: Callable[[], FloorQueue | LockedFloorQueue],
+) -> Callable[[int], Callable[[], None]]:
+    """add -> get -> done, ``cycles`` times, on a fresh floor (its get returns the item)."""
 
-    return run
+    def cycles_of(cycles: int) -> Callable[[], None]:
+        def run() -> None:
+            q = make()
+            add, get, done = q.add, q.get, q.done
+            keys = KEYS
+            for i in range(cycles):
+                add(keys[i % 100])
+                done(get())
 
+        return run
 
-def cycle_core(cycles: int) -> Callable[[], None]:
-    def run() -> None:
-        q: QueueCore[str] = QueueCore()
-        add, get, done = q.add, q.get, q.done
-        keys = KEYS
-        for i in range(cycles):
-            add(keys[i % 100])
-            item, _ = get()
-            done(item)  # type: ignore[arg-type]
-
-    return run
+    return cycles_of
 
 
-def cycle_locked_floor(cycles: int) -> Callable[[], None]:
-    def run() -> None:
-        q = LockedFloorQueue()
-        add, get, done = q.add, q.get, q.done
-        keys = KEYS
-        for i in range(cycles):
-            add(keys[i % 100])
-            done(get())
+def queue_cycles(
+    make: Callable[[], QueueCore[str] | Queue[str]],
+) -> Callable[[int], Callable[[], None]]:
+    """add -> get -> done, ``cycles`` times, on a fresh refimpl queue (its get returns
+    ``(item, shutdown)``)."""
 
-    return run
+    def cycles_of(cycles: int) -> Callable[[], None]:
+        def run() -> None:
+            q = make()
+            add, get, done = q.add, q.get, q.done
+            keys = KEYS
+            for i in range(cycles):
+                add(keys[i % 100])
+                item, _ = get()
+                done(item)  # type: ignore[arg-type]
+
+        return run
+
+    return cycles_of
 
 
-def cycle_shell(cycles: int) -> Callable[[], None]:
-    def run() -> None:
-        q: Queue[str] = Queue()
-        add, get, done = q.add, q.get, q.done
-        keys = KEYS
-        for i in range(cycles):
-            add(keys[i % 100])
-            item, _ = get()
-            done(item)  # type: ignore[arg-type]
-
-    return run
+cycle_floor = floor_cycles(FloorQueue)
+cycle_core = queue_cycles(QueueCore)
+cycle_locked_floor = floor_cycles(LockedFloorQueue)
+cycle_shell = queue_cycles(Queue)
 
 
 def cycle_rate_limited(cycles: int) -> Callable[[], None]:

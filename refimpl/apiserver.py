@@ -465,13 +465,17 @@ class ApiServerCore:
         token = continue_token or ""
         record = RequestRecord("list", resource_version, limit, token)
         self.counters.lists += 1
+        return self._logged(record, lambda: self._list(resource_version, limit, token))
+
+    def _logged(self, record: RequestRecord, serve: Callable[[], _T]) -> _T:
+        """Serve a request and log it, with the error's class name if it failed."""
         try:
-            result = self._list(resource_version, limit, token)
+            answer = serve()
         except BaseException as err:
             self.request_log.append(attrs.evolve(record, error=type(err).__name__))
             raise
         self.request_log.append(record)
-        return result
+        return answer
 
     def _list(self, resource_version: str, limit: int, token: str) -> ListResult:
         if self._list_faults:
@@ -554,13 +558,9 @@ class ApiServerCore:
             self.counters.watch_lists += 1
         else:
             self.counters.watches += 1
-        try:
-            w = self._watch(resource_version, allow_bookmarks, send_initial_events)
-        except BaseException as err:
-            self.request_log.append(attrs.evolve(record, error=type(err).__name__))
-            raise
-        self.request_log.append(record)
-        return w
+        return self._logged(
+            record, lambda: self._watch(resource_version, allow_bookmarks, send_initial_events)
+        )
 
     def _watch(
         self, resource_version: str, allow_bookmarks: bool, send_initial_events: bool | None

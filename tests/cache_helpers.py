@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import cast
 
 from refimpl.cache import Delta, DeltaType
 from refimpl.meta import DeletedFinalStateUnknown, Object, deletion_handling_meta_namespace_key_func
+
+#: The delta types, as the FIFO and process_deltas tests spell them.
+A, U, D, R, S = (
+    DeltaType.ADDED,
+    DeltaType.UPDATED,
+    DeltaType.DELETED,
+    DeltaType.REPLACED,
+    DeltaType.SYNC,
+)
+RA, SA, BM = DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK
 
 
 class DictKnown:
@@ -65,12 +73,3 @@ def obj_key(obj: object) -> str:
 def dfsu(key: str, obj: object) -> DeletedFinalStateUnknown:
     """A tombstone for tests; ``obj`` is whatever the FIFO last held (maybe None)."""
     return DeletedFinalStateUnknown(key, cast("Object | None", obj))
-
-
-def wait_for(pred: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll a condition another thread will make true (never used to let time pass)."""
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.0005)

@@ -28,7 +28,7 @@ class _ShutDownable(Protocol):
 
 class Eventually(Protocol):
     def __call__(
-        self, cond: Callable[[], bool], what: str, timeout: float = WAIT_BOUND
+        self, cond: Callable[[], bool], what: str | Callable[[], str], timeout: float = WAIT_BOUND
     ) -> None: ...
 
 
@@ -62,11 +62,16 @@ class BackgroundCall:
         return self._value
 
 
-def _eventually(cond: Callable[[], bool], what: str, timeout: float = WAIT_BOUND) -> None:
+def _eventually(
+    cond: Callable[[], bool], what: str | Callable[[], str], timeout: float = WAIT_BOUND
+) -> None:
+    """Poll ``cond`` until it holds; after ``timeout`` s fail, saying ``what`` was awaited
+    (a callable ``what`` is asked only then, so it can describe the state at that time)."""
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for: {what}")
+            said = what() if callable(what) else what
+            raise AssertionError(f"timed out after {timeout} s waiting for: {said}")
         time.sleep(0.001)
 
 

@@ -7,7 +7,7 @@ import itertools
 import threading
 
 import pytest
-from cache_helpers import DictKnown, dfsu, is_tagged_once, obj_key, tag, wait_for
+from cache_helpers import A, D, DictKnown, R, S, U, dfsu, is_tagged_once, obj_key, tag
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -24,14 +24,6 @@ from refimpl.cache import (
 )
 from refimpl.meta import DeletedFinalStateUnknown, ExplicitKey, Object, ObjectKeyError
 from refimpl.workqueue import WouldBlock
-
-A, U, D, R, S = (
-    DeltaType.ADDED,
-    DeltaType.UPDATED,
-    DeltaType.DELETED,
-    DeltaType.REPLACED,
-    DeltaType.SYNC,
-)
 
 
 def types(deltas: Deltas) -> list[DeltaType]:
@@ -538,47 +530,7 @@ def test_closed_core_drains_then_raises() -> None:
         f.pop_ready()
 
 
-# -- the threaded shell ----------------------------------------------------------------
-
-
-def _popper(fifo: DeltaFIFO, out: list[object]) -> threading.Thread:
-    def run() -> None:
-        try:
-            out.append(fifo.pop(lambda deltas, initial: None))
-        except FIFOClosedError as err:
-            out.append(err)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
-
-
-@pytest.mark.timeout(20)
-def test_shell_pop_blocks_until_add() -> None:
-    fifo = DeltaFIFO()
-    out: list[object] = []
-    t = _popper(fifo, out)
-    wait_for(lambda: fifo.waiting_poppers() == 1)
-    assert out == []
-    fifo.add(Object("a"))
-    t.join(timeout=5)
-    assert not t.is_alive()
-    assert out == [[Delta(A, Object("a"))]]
-
-
-@pytest.mark.timeout(20)
-def test_shell_close_wakes_blocked_pop_90825() -> None:
-    """Upstream #90825 (issue #90581): a pop parked on an empty queue must see close."""
-    fifo = DeltaFIFO()
-    out: list[object] = []
-    threads = [_popper(fifo, out) for _ in range(2)]
-    wait_for(lambda: fifo.waiting_poppers() == 2)
-    fifo.close()
-    for t in threads:
-        t.join(timeout=5)
-        assert not t.is_alive()
-    assert len(out) == 2 and all(isinstance(x, FIFOClosedError) for x in out)
-    assert fifo.is_closed()
+# -- the threaded shell (what both FIFOs share: tests/test_fifo_shell.py) --------------
 
 
 @pytest.mark.timeout(20)
@@ -629,12 +581,3 @@ def test_shell_process_error_propagates_without_requeue() -> None:
     fifo.close()
     with pytest.raises(FIFOClosedError):
         fifo.pop(boom)
-
-
-def test_a_shell_wraps_a_core_built_elsewhere_and_refuses_options_beside_it() -> None:
-    core = DeltaFIFOCore(emit_delta_type_replaced=True)
-    fifo = DeltaFIFO(core=core, name="wrapped")
-    fifo.add(Object("a", "ns"))
-    assert fifo.core is core and fifo.name == "wrapped" and list(core.queue) == ["ns/a"]
-    with pytest.raises(ValueError, match="not both"):
-        DeltaFIFO(core=DeltaFIFOCore(), emit_delta_type_replaced=True)

@@ -18,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from refimpl.clock import FakeClock
 from refimpl.workqueue import DelayingQueue, InMemoryMetricsProvider, Queue
-from refimpl.workqueue.core import QueueCore
+from refimpl.workqueue.core import MeteredQueueCore, QueueCore
 from refimpl.workqueue.metrics import QueueMetrics
 
 if TYPE_CHECKING:
@@ -185,8 +185,8 @@ class MetricsMachine(RuleBasedStateMachine):
         super().__init__()
         self.clock = FakeClock(0.0)
         self.provider = InMemoryMetricsProvider()
-        self.core: QueueCore[int] = QueueCore(
-            metrics=QueueMetrics[int](self.provider, "sm", self.clock)
+        self.core: QueueCore[int] = MeteredQueueCore(
+            QueueMetrics[int](self.provider, "sm", self.clock)
         )
         self.m = self.provider["sm"]
         self.adds = 0

@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Sequence
 
 import pytest
-from cache_helpers import dfsu, obj_key
+from cache_helpers import BM, RA, SA, A, D, R, S, U, dfsu, obj_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,15 +29,6 @@ from refimpl.cache import (
     process_deltas_in_batch,
 )
 from refimpl.meta import DeletedFinalStateUnknown, Object, ObjectKeyError
-
-A, U, D, R, S = (
-    DeltaType.ADDED,
-    DeltaType.UPDATED,
-    DeltaType.DELETED,
-    DeltaType.REPLACED,
-    DeltaType.SYNC,
-)
-RA, SA, BM = DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK
 
 
 class Recorder:

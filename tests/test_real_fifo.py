@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from cache_helpers import DictKnown, dfsu, obj_key, tag, wait_for
+from cache_helpers import BM, RA, SA, A, D, DictKnown, R, S, U, dfsu, obj_key, tag
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -26,15 +26,6 @@ from refimpl.cache import (
 )
 from refimpl.meta import DeletedFinalStateUnknown, Object, ObjectKeyError, meta_namespace_key_func
 from refimpl.workqueue import WouldBlock
-
-A, U, D, R, S = (
-    DeltaType.ADDED,
-    DeltaType.UPDATED,
-    DeltaType.DELETED,
-    DeltaType.REPLACED,
-    DeltaType.SYNC,
-)
-RA, SA, BM = DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK
 
 
 def atomic_fifo(**kw: object) -> RealFIFOCore:
@@ -555,51 +546,11 @@ def test_closed_core_drains_then_raises() -> None:
         f.take_batch()
 
 
-# -- the threaded shell ----------------------------------------------------------------
+# -- the threaded shell (what both FIFOs share: tests/test_fifo_shell.py) --------------
 
 
 def _noop(deltas: Deltas, initial: bool) -> None:
     pass
-
-
-@pytest.mark.timeout(20)
-def test_shell_pop_blocks_until_add() -> None:
-    fifo = RealFIFO(atomic_events=True)
-    out: list[Deltas] = []
-    t = threading.Thread(target=lambda: out.append(fifo.pop(_noop)), daemon=True)
-    t.start()
-    wait_for(lambda: fifo.waiting_poppers() == 1)
-    assert out == []
-    fifo.add(Object("a"))
-    t.join(timeout=5)
-    assert not t.is_alive()
-    assert out == [[Delta(A, Object("a"))]]
-
-
-@pytest.mark.timeout(20)
-def test_shell_close_wakes_blocked_pop_and_pop_batch() -> None:
-    fifo = RealFIFO(atomic_events=True)
-    errors: list[Exception] = []
-
-    def run(batch: bool) -> None:
-        try:
-            if batch:
-                fifo.pop_batch(lambda ds, i: None, _noop)
-            else:
-                fifo.pop(_noop)
-        except FIFOClosedError as err:
-            errors.append(err)
-
-    threads = [threading.Thread(target=run, args=(b,), daemon=True) for b in (True, False)]
-    for t in threads:
-        t.start()
-    wait_for(lambda: fifo.waiting_poppers() == 2)
-    fifo.close()
-    for t in threads:
-        t.join(timeout=5)
-        assert not t.is_alive()
-    assert len(errors) == 2
-    assert fifo.is_closed()
 
 
 def _run_blocked_process(fifo: RealFIFO) -> tuple[threading.Event, threading.Thread]:
@@ -702,12 +653,3 @@ def test_dfsu_payload_never_nests() -> None:
     last = f.items[-1].object
     assert isinstance(last, DeletedFinalStateUnknown)
     assert last.obj == Object("a")
-
-
-def test_a_shell_wraps_a_core_built_elsewhere_and_refuses_options_beside_it() -> None:
-    core = RealFIFOCore(atomic_events=True)
-    fifo = RealFIFO(core=core, name="wrapped")
-    fifo.add(Object("a", "ns"))
-    assert fifo.core is core and fifo.name == "wrapped" and len(core.items) == 1
-    with pytest.raises(ValueError, match="not both"):
-        RealFIFO(core=RealFIFOCore(atomic_events=True), batch_size=7)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -107,6 +108,35 @@ def stepped(
     kwargs.setdefault("use_watch_list", False)
     r = SteppedReflector(ApiServerListerWatcher(server), store, clock=clock, seed=7, **kwargs)  # type: ignore[arg-type]
     return r, store
+
+
+class SteppedRun(NamedTuple):
+    """What :func:`start_stepped` builds: a server, the clock, a stepped reflector over
+    the server and the store it fills."""
+
+    server: ApiServerCore
+    clock: FakeClock
+    reflector: SteppedReflector
+    store: RecordingStore
+
+
+StartStepped = Callable[..., SteppedRun]
+
+
+@pytest.fixture
+def start_stepped() -> StartStepped:
+    """``start_stepped(objects=0, **options)``: a server holding ``objects`` objects
+    (resourceVersions 2 to objects + 1), a FakeClock at 0 and a stepped reflector over
+    them (:func:`stepped` with ``options``), not yet run."""
+
+    def start(objects: int = 0, **options: object) -> SteppedRun:
+        server = ApiServerCore()
+        fill(server, objects)
+        clock = FakeClock(0.0)
+        reflector, store = stepped(server, clock, **options)
+        return SteppedRun(server, clock, reflector, store)
+
+    return start
 
 
 def fill(server: ApiServerCore | ApiServer, n: int) -> None:
@@ -241,10 +271,8 @@ def test_core_propagation_rule_for_synthetic_adds() -> None:
 # -- stepped examples -----------------------------------------------------------------------
 
 
-def test_initial_list_uses_rv_0_then_watches_from_the_list_rv() -> None:
-    server = ApiServerCore()
-    fill(server, 3)
-    r, store = stepped(server, FakeClock(0.0))
+def test_initial_list_uses_rv_0_then_watches_from_the_list_rv(start_stepped: StartStepped) -> None:
+    server, _, r, store = start_stepped(3)
     r.run_until_blocked()
     assert lists_and_watches(server) == [("list", "0", 500), ("watch", "4", 0)]
     assert server.request_log[1].allow_bookmarks
@@ -253,9 +281,8 @@ def test_initial_list_uses_rv_0_then_watches_from_the_list_rv() -> None:
     assert isinstance(r.waiting, WaitForEvent)
 
 
-def test_watch_events_reach_the_store_and_advance_the_rv() -> None:
-    server = ApiServerCore()
-    r, store = stepped(server, FakeClock(0.0))
+def test_watch_events_reach_the_store_and_advance_the_rv(start_stepped: StartStepped) -> None:
+    server, _, r, store = start_stepped()
     r.run_until_blocked()
     a = server.create(Object(name="a"))
     server.update(a.evolve(data=1, resource_version=""))
@@ -268,11 +295,10 @@ def test_watch_events_reach_the_store_and_advance_the_rv() -> None:
     assert summary(server.objects) == store.summary()
 
 
-def test_clean_close_rewatches_from_the_last_rv_without_listing() -> None:
-    server = ApiServerCore()
-    fill(server, 2)
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock)
+def test_clean_close_rewatches_from_the_last_rv_without_listing(
+    start_stepped: StartStepped,
+) -> None:
+    server, _, r, _ = start_stepped(2)
     r.run_until_blocked()
     server.create(Object(name="x"))  # the watch sees one event, so the close is not "very short"
     r.run_until_blocked()
@@ -283,11 +309,10 @@ def test_clean_close_rewatches_from_the_last_rv_without_listing() -> None:
     assert isinstance(r.waiting, WaitForEvent)  # no backoff in between
 
 
-def test_very_short_watch_leads_to_backoff_and_relist_at_the_last_rv() -> None:
-    server = ApiServerCore()
-    fill(server, 2)
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock)
+def test_very_short_watch_leads_to_backoff_and_relist_at_the_last_rv(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, _ = start_stepped(2)
     r.run_until_blocked()
     server.close_watch()  # within 1 s, no events
     r.run_until_blocked()
@@ -299,11 +324,8 @@ def test_very_short_watch_leads_to_backoff_and_relist_at_the_last_rv() -> None:
     assert lists_and_watches(server)[-2:] == [("list", "3", 0), ("watch", "3", 0)]
 
 
-def test_watch_410_relists_at_the_last_rv() -> None:
-    server = ApiServerCore()
-    fill(server, 2)
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock)
+def test_watch_410_relists_at_the_last_rv(start_stepped: StartStepped) -> None:
+    server, clock, r, _ = start_stepped(2)
     r.run_until_blocked()
     server.fail_watch()  # ERROR 410 Expired
     r.run_until_blocked()
@@ -314,11 +336,10 @@ def test_watch_410_relists_at_the_last_rv() -> None:
     assert lists_and_watches(server)[-2:] == [("list", "3", 0), ("watch", "3", 0)]
 
 
-def test_after_a_410_list_the_reflector_lists_again_at_once_with_empty_rv() -> None:
-    server = ApiServerCore()
-    fill(server, 2)
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock)
+def test_after_a_410_list_the_reflector_lists_again_at_once_with_empty_rv(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, store = start_stepped(2)
     r.run_until_blocked()
     server.fail_watch(error=InternalError("boom"))
     server.fail_next_lists(1, Expired("too old resource version"))
@@ -336,11 +357,10 @@ def test_after_a_410_list_the_reflector_lists_again_at_once_with_empty_rv() -> N
     assert store.calls[-1] == ("replace", "4") and "late" in store.items
 
 
-def test_paginated_rv0_list_makes_relists_paginated_exact_and_410_falls_back() -> None:
-    server = ApiServerCore()
-    fill(server, 3)  # rvs 2..4
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock, watch_list_page_size=2)
+def test_paginated_rv0_list_makes_relists_paginated_exact_and_410_falls_back(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, store = start_stepped(3, watch_list_page_size=2)  # rvs 2..4
     r.run_until_blocked()
     assert lists_and_watches(server) == [("list", "0", 2), ("list", "", 2), ("watch", "4", 0)]
     assert r.core.paginated_result
@@ -365,11 +385,10 @@ def test_paginated_rv0_list_makes_relists_paginated_exact_and_410_falls_back() -
     assert len(store.items) == 6 and r.last_sync_resource_version() == "7"
 
 
-def test_429_on_watch_start_backs_off_then_rewatches_without_relisting() -> None:
-    server = ApiServerCore()
-    fill(server, 1)
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock)
+def test_429_on_watch_start_backs_off_then_rewatches_without_relisting(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, _ = start_stepped(1)
     server.fail_next_watches(1, TooManyRequests())
     r.run_until_blocked()
     assert isinstance(r.waiting, WaitUntil) and r.waiting.reason == "watch-retry"
@@ -380,10 +399,10 @@ def test_429_on_watch_start_backs_off_then_rewatches_without_relisting() -> None
     assert isinstance(r.waiting, WaitForEvent)
 
 
-def test_429_error_event_on_an_open_watch_backs_off_then_rewatches() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock)
+def test_429_error_event_on_an_open_watch_backs_off_then_rewatches(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, _ = start_stepped()
     r.run_until_blocked()
     server.fail_watch(error=TooManyRequests())
     r.run_until_blocked()
@@ -393,13 +412,12 @@ def test_429_error_event_on_an_open_watch_backs_off_then_rewatches() -> None:
     assert (server.counters.lists, server.counters.watches) == (1, 2)
 
 
-def test_resync_keeps_firing_while_a_429_on_a_rewatch_is_waited_out() -> None:
+def test_resync_keeps_firing_while_a_429_on_a_rewatch_is_waited_out(
+    start_stepped: StartStepped,
+) -> None:
     # client-go: watchWithResync runs startResync on its own goroutine for the whole watch
     # phase, and Reflector.watch waits out a 429 inside that phase (INF-7: resyncs when due).
-    server = ApiServerCore()
-    fill(server, 1)
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock, resync_period=0.25)
+    server, clock, r, store = start_stepped(1, resync_period=0.25)
     r.run_until_blocked()  # list at 0, watch at 2, resync due at 0.25
     server.fail_watch(error=TooManyRequests())
     clock.set_time(0.1)
@@ -423,11 +441,10 @@ def test_resync_keeps_firing_while_a_429_on_a_rewatch_is_waited_out() -> None:
     assert (server.counters.lists, server.counters.watches) == (1, 2)
 
 
-def test_a_clock_jump_past_the_backoff_and_a_resync_fires_them_in_time_order() -> None:
-    server = ApiServerCore()
-    fill(server, 1)
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock, resync_period=5.0)
+def test_a_clock_jump_past_the_backoff_and_a_resync_fires_them_in_time_order(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, store = start_stepped(1, resync_period=5.0)
     server.fail_next_watches(1, TooManyRequests())
     r.run_until_blocked()
     assert isinstance(r.waiting, WaitUntil) and r.waiting.resync_at == 5.0
@@ -437,11 +454,10 @@ def test_a_clock_jump_past_the_backoff_and_a_resync_fires_them_in_time_order() -
     assert store.resyncs == 1  # then the watch phase's timer, once: it re-arms from now
 
 
-def test_a_resync_that_fails_during_the_backoff_ends_the_next_watch() -> None:
-    server = ApiServerCore()
-    fill(server, 1)
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock, resync_period=0.25)
+def test_a_resync_that_fails_during_the_backoff_ends_the_next_watch(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, store = start_stepped(1, resync_period=0.25)
     server.fail_next_watches(1, TooManyRequests())
     r.run_until_blocked()
     store.fail_resync = True
@@ -456,11 +472,11 @@ def test_a_resync_that_fails_during_the_backoff_ends_the_next_watch() -> None:
     assert (server.counters.lists, server.counters.watches) == (1, 2)
 
 
-def test_other_watch_start_errors_end_list_and_watch_and_relist() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
+def test_other_watch_start_errors_end_list_and_watch_and_relist(
+    start_stepped: StartStepped,
+) -> None:
     errors: list[BaseException] = []
-    r, _ = stepped(server, clock, watch_error_handler=lambda _n, e: errors.append(e))
+    server, clock, r, _ = start_stepped(watch_error_handler=lambda _n, e: errors.append(e))
     server.fail_next_watches(1, Invalid("bad"))
     r.run_until_blocked()
     assert isinstance(r.waiting, WaitUntil) and r.waiting.reason == "backoff"
@@ -475,10 +491,10 @@ def test_other_watch_start_errors_end_list_and_watch_and_relist() -> None:
     ]
 
 
-def test_list_errors_back_off_exponentially_until_a_list_succeeds() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock)
+def test_list_errors_back_off_exponentially_until_a_list_succeeds(
+    start_stepped: StartStepped,
+) -> None:
+    server, clock, r, store = start_stepped()
     server.fail_next_lists(3)
     lows = []
     for _ in range(3):
@@ -491,10 +507,10 @@ def test_list_errors_back_off_exponentially_until_a_list_succeeds() -> None:
     assert server.counters.lists == 4 and store.calls == [("replace", "1")]
 
 
-def test_internal_error_retry_rewatches_without_relisting_when_enabled() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock, max_internal_error_retry_duration=30.0)
+def test_internal_error_retry_rewatches_without_relisting_when_enabled(
+    start_stepped: StartStepped,
+) -> None:
+    server, _, r, _ = start_stepped(max_internal_error_retry_duration=30.0)
     r.run_until_blocked()
     server.fail_watch(error=InternalError())
     r.run_until_blocked()
@@ -528,11 +544,13 @@ def test_rv_is_not_advanced_by_synthetic_initial_adds() -> None:
     assert r.last_sync_resource_version() == "6"
 
 
-def test_resync_every_period_on_the_fake_clock_and_should_resync_is_consulted() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
+def test_resync_every_period_on_the_fake_clock_and_should_resync_is_consulted(
+    start_stepped: StartStepped,
+) -> None:
     allowed = [True, False, True]
-    r, store = stepped(server, clock, resync_period=10.0, should_resync=lambda: allowed.pop(0))
+    server, clock, r, store = start_stepped(
+        resync_period=10.0, should_resync=lambda: allowed.pop(0)
+    )
     r.run_until_blocked()
     assert r.next_deadline() == 10.0
     clock.set_time(9.9)
@@ -546,10 +564,8 @@ def test_resync_every_period_on_the_fake_clock_and_should_resync_is_consulted() 
     assert (server.counters.lists, server.counters.watches) == (1, 1)
 
 
-def test_a_resync_error_ends_the_watch_and_leads_to_a_relist() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
-    r, store = stepped(server, clock, resync_period=5.0)
+def test_a_resync_error_ends_the_watch_and_leads_to_a_relist(start_stepped: StartStepped) -> None:
+    server, clock, r, store = start_stepped(resync_period=5.0)
     r.run_until_blocked()
     store.fail_resync = True
     clock.set_time(5.0)
@@ -561,10 +577,8 @@ def test_a_resync_error_ends_the_watch_and_leads_to_a_relist() -> None:
     assert server.counters.lists == 2
 
 
-def test_stop_ends_the_loop_from_any_wait() -> None:
-    server = ApiServerCore()
-    clock = FakeClock(0.0)
-    r, _ = stepped(server, clock)
+def test_stop_ends_the_loop_from_any_wait(start_stepped: StartStepped) -> None:
+    server, clock, r, _ = start_stepped()
     r.run_until_blocked()
     watch = server.watches()[0]
     r.stop()
@@ -578,10 +592,8 @@ def test_stop_ends_the_loop_from_any_wait() -> None:
     assert r2.step() and r2.done and not r2.step()
 
 
-def test_watch_list_streams_the_initial_state_without_a_list() -> None:
-    server = ApiServerCore()
-    fill(server, 3)
-    r, store = stepped(server, FakeClock(0.0), use_watch_list=True)
+def test_watch_list_streams_the_initial_state_without_a_list(start_stepped: StartStepped) -> None:
+    server, _, r, store = start_stepped(3, use_watch_list=True)
     r.run_until_blocked()
     assert (server.counters.lists, server.counters.watches, server.counters.watch_lists) == (
         0,
@@ -598,10 +610,10 @@ def test_watch_list_streams_the_initial_state_without_a_list() -> None:
     assert server.counters.watches == 0
 
 
-def test_watch_list_falls_back_to_a_list_on_a_non_retriable_error() -> None:
-    server = ApiServerCore()
-    fill(server, 2)
-    r, store = stepped(server, FakeClock(0.0), use_watch_list=True)
+def test_watch_list_falls_back_to_a_list_on_a_non_retriable_error(
+    start_stepped: StartStepped,
+) -> None:
+    server, _, r, store = start_stepped(2, use_watch_list=True)
     server.fail_next_watches(1, Invalid("watch-list not supported"))
     r.run_until_blocked()
     assert lists_and_watches(server) == [("watch", "", 0), ("list", "0", 500), ("watch", "3", 0)]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,22 +32,17 @@ from refimpl.meta import DeletedFinalStateUnknown, Object, object_key, rv_int
 from refimpl.worker import start_workers
 from refimpl.workqueue import RateLimitingQueue
 
+if TYPE_CHECKING:
+    from conftest import Eventually
+
 MODES = list(FifoMode)
+#: Real-time bound on waiting for the informer's threads.
+WAIT = 10.0
 
 
 def name_of(obj: object) -> str:
     assert isinstance(obj, Object)
     return obj.name
-
-
-def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Wait (real time, bounded) for other threads to make ``predicate`` true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
 
 
 def check_store_before_notify(informer: SharedIndexInformer) -> list[str]:
@@ -183,7 +178,7 @@ def test_quiet_cluster_costs_one_stream_or_one_list_and_one_watch(
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("seed", [11, 12])
 def test_threaded_informer_converges_and_loses_no_delete(
-    mode: FifoMode, seed: int, server: ApiServer, stop: threading.Event
+    mode: FifoMode, seed: int, server: ApiServer, stop: threading.Event, eventually: Eventually
 ) -> None:
     rng = random.Random(seed)
     names = [f"o{i}" for i in range(12)]
@@ -221,13 +216,19 @@ def test_threaded_informer_converges_and_loses_no_delete(
         if step % 50 == 0:
             time.sleep(0.01)  # let the informer threads run now and then
     want = server_state(server)
-    assert eventually(lambda: store_state(informer) == want), (
-        f"seed {seed}: store {store_state(informer)} != server {want}"
+    eventually(
+        lambda: store_state(informer) == want,
+        lambda: f"seed {seed}: store {store_state(informer)} != server {want}",
+        WAIT,
     )
     recorders = [early, *([late] if late else [])]
     for rec in recorders:
-        assert eventually(lambda r=rec: r.alive == set(want)), (  # type: ignore[misc]
-            f"seed {seed}: handler believes {sorted(rec.alive)}, server has {sorted(want)}"
+        eventually(
+            lambda r=rec: r.alive == set(want),  # type: ignore[misc]
+            lambda r=rec: (  # type: ignore[misc]
+                f"seed {seed}: handler believes {sorted(r.alive)}, server has {sorted(want)}"
+            ),
+            WAIT,
         )
         assert rec.violations == [], f"seed {seed}: {rec.violations[:5]}"
     assert store_violations == [], f"seed {seed}: {store_violations[:5]}"
@@ -260,7 +261,7 @@ def test_registration_has_synced_waits_for_the_handler(
 
 @pytest.mark.timeout(60)
 def test_late_handler_gets_the_cache_as_initial_adds(
-    server: ApiServer, stop: threading.Event
+    server: ApiServer, stop: threading.Event, eventually: Eventually
 ) -> None:
     for i in range(3):
         server.create(Object(f"o{i}", "ns"))
@@ -271,13 +272,16 @@ def test_late_handler_gets_the_cache_as_initial_adds(
     registration = informer.add_event_handler(
         ResourceEventHandlerFuncs(add_func=lambda o: adds.append((name_of(o), True)))
     )
-    assert eventually(registration.has_synced)
+    eventually(registration.has_synced, "the late handler to sync", WAIT)
     assert sorted(adds) == [("o0", True), ("o1", True), ("o2", True)]
 
 
 @pytest.mark.timeout(60)
 def test_a_raising_handler_is_logged_and_loses_nothing(
-    server: ApiServer, stop: threading.Event, caplog: pytest.LogCaptureFixture
+    server: ApiServer,
+    stop: threading.Event,
+    caplog: pytest.LogCaptureFixture,
+    eventually: Eventually,
 ) -> None:
     informer = SharedIndexInformer(ApiServerListerWatcher(server))
     good: list[str] = []
@@ -296,13 +300,17 @@ def test_a_raising_handler_is_logged_and_loses_nothing(
     assert wait_for_cache_sync(stop, informer.has_synced)
     for name in ["a", "boom", "c"]:
         server.create(Object(name, "ns"))
-    assert eventually(lambda: good == ["a", "boom", "c"] and flaky_calls == ["a", "boom", "c"])
+    eventually(
+        lambda: good == ["a", "boom", "c"] and flaky_calls == ["a", "boom", "c"],
+        lambda: f"both handlers to see a, boom, c: {good}, {flaky_calls}",
+        WAIT,
+    )
     assert "handler bug" in caplog.text or "raised" in caplog.text
 
 
 @pytest.mark.timeout(60)
 def test_a_raising_transform_is_reported_and_the_informer_keeps_running(
-    server: ApiServer, stop: threading.Event
+    server: ApiServer, stop: threading.Event, eventually: Eventually
 ) -> None:
     def transform(obj: object) -> object:
         if isinstance(obj, Object) and obj.name == "poison":
@@ -317,14 +325,20 @@ def test_a_raising_transform_is_reported_and_the_informer_keeps_running(
     assert wait_for_cache_sync(stop, informer.has_synced)
     server.create(Object("poison", "ns"))
     server.create(Object("after", "ns"))
-    assert eventually(lambda: set(informer.indexer.list_keys()) == {"ns/fine", "ns/after"})
+    eventually(
+        lambda: set(informer.indexer.list_keys()) == {"ns/fine", "ns/after"},
+        lambda: f"the indexer to hold ns/fine and ns/after: {informer.indexer.list_keys()}",
+        WAIT,
+    )
 
 
-def test_handlers_and_transform_after_stop_are_refused(server: ApiServer) -> None:
+def test_handlers_and_transform_after_stop_are_refused(
+    server: ApiServer, eventually: Eventually
+) -> None:
     informer = SharedIndexInformer(ApiServerListerWatcher(server))
     stop = threading.Event()
     thread = informer.start(stop)
-    assert eventually(informer.has_started)
+    eventually(informer.has_started, "the informer to start", WAIT)
     with pytest.raises(RuntimeError, match="already started"):
         informer.set_transform(lambda o: o)
     stop.set()
@@ -349,7 +363,7 @@ def test_bad_arguments_are_clear_errors(server: ApiServer) -> None:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("mode", MODES)
 def test_informer_and_workers_converge_on_a_controller(
-    mode: FifoMode, server: ApiServer, stop: threading.Event
+    mode: FifoMode, server: ApiServer, stop: threading.Event, eventually: Eventually
 ) -> None:
     """The whole pipeline: informer -> handler queues keys -> 4 workers reconcile.
 
@@ -404,7 +418,7 @@ def test_informer_and_workers_converge_on_a_controller(
         except (NotFound, AlreadyExists):
             pass  # the random write did not apply to the current state: fine
     want = {object_key(o): o.data for o in server.list("").items}
-    assert eventually(lambda: status == want), f"status {status} != server {want}"
+    eventually(lambda: status == want, lambda: f"status {status} != server {want}", WAIT)
     queue.shut_down()
     for worker in workers:
         worker.join(10)

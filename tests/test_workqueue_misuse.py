@@ -77,6 +77,19 @@ def test_set_items_are_rejected_like_other_unhashables() -> None:
     assert q.snapshot() == before
 
 
+def test_set_subclass_items_are_rejected_by_done_even_for_an_equal_frozenset() -> None:
+    class Tagged(set[int]):
+        pass
+
+    q: Queue[Any] = Queue()
+    q.add(frozenset({1, 2}))
+    q.get()
+    before = q.snapshot()
+    with pytest.raises(TypeError, match=CLEAR):
+        q.done(Tagged({1, 2}))  # would otherwise finish the frozenset in flight
+    assert q.snapshot() == before
+
+
 @pytest.mark.parametrize("bad", [*UNHASHABLE, {1, 2}], ids=lambda b: type(b).__name__)
 def test_unhashable_items_rejected_by_add_after_and_add_rate_limited(
     bad: Any, fake_clock: FakeClock, shut_down_later: Later

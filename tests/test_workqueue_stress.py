@@ -20,11 +20,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from refimpl.workqueue import ItemExponentialFailureRateLimiter, Queue, RateLimitingQueue
+
+if TYPE_CHECKING:
+    from conftest import Eventually
 
 SEED = 20260801
 KEYS = 48
@@ -41,14 +44,6 @@ def fast_thread_switching() -> Iterator[None]:
     sys.setswitchinterval(1e-5)
     yield
     sys.setswitchinterval(old)
-
-
-def _wait(cond: Callable[[], bool], what: str, seed: int) -> None:
-    deadline = time.monotonic() + BOUND
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"seed={seed}: timed out waiting for {what}")
-        time.sleep(0.001)
 
 
 def _join(threads: list[threading.Thread], seed: int) -> None:
@@ -118,7 +113,7 @@ def _guarded(ledger: Ledger, fn: Callable[[int], None], index: int) -> Callable[
     return run
 
 
-def _run_stress(q: Any, kind: str, workers: int, seed: int) -> Ledger:
+def _run_stress(q: Any, kind: str, workers: int, seed: int, eventually: Eventually) -> Ledger:
     """Producers add random keys; workers get / (maybe re-add) / done until shutdown."""
     print(f"stress kind={kind} workers={workers} seed={seed}")
     ledger = Ledger()
@@ -176,40 +171,40 @@ def _run_stress(q: Any, kind: str, workers: int, seed: int) -> Ledger:
         waiting = q.waiting() if kind != "plain" else {}
         return not queue and not dirty and not processing and not waiting
 
-    _wait(quiescent, "the queue to empty", seed)
+    eventually(quiescent, f"seed={seed}: the queue to empty", BOUND)
     q.shut_down()
     _join(worker_threads, seed)
     return ledger
 
 
 @pytest.mark.parametrize("workers", [1, 2, 4, 8])
-def test_stress_plain_queue(workers: int) -> None:
+def test_stress_plain_queue(workers: int, eventually: Eventually) -> None:
     seed = SEED + workers
     q: Queue[int] = Queue()
-    ledger = _run_stress(q, "plain", workers, seed)
+    ledger = _run_stress(q, "plain", workers, seed, eventually)
     ledger.check(seed)
     assert q.get() == (None, True)
 
 
 @pytest.mark.parametrize("workers", [2, 8])
-def test_stress_delaying_queue(workers: int) -> None:
+def test_stress_delaying_queue(workers: int, eventually: Eventually) -> None:
     seed = SEED + 10 + workers
     # Real clock on purpose: tiny real delays exercise the timer thread under load.
     q = RateLimitingQueue[int](ItemExponentialFailureRateLimiter[int](0.0001, 0.002))
-    ledger = _run_stress(q, "delaying", workers, seed)
+    ledger = _run_stress(q, "delaying", workers, seed, eventually)
     ledger.check(seed)
 
 
 @pytest.mark.parametrize("workers", [4])
-def test_stress_rate_limiting_queue(workers: int) -> None:
+def test_stress_rate_limiting_queue(workers: int, eventually: Eventually) -> None:
     seed = SEED + 20 + workers
     q = RateLimitingQueue[int](ItemExponentialFailureRateLimiter[int](0.0001, 0.002))
-    ledger = _run_stress(q, "rate_limiting", workers, seed)
+    ledger = _run_stress(q, "rate_limiting", workers, seed, eventually)
     ledger.check(seed)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 4, 8])
-def test_drain_waits_for_workers_holding_items(workers: int) -> None:
+def test_drain_waits_for_workers_holding_items(workers: int, eventually: Eventually) -> None:
     """Workers hold items while shut_down_with_drain is called; it must not return
     before each of them has called done, even when those done() calls re-queue their
     item. Workers keep processing queued items after the shutdown (they are still
@@ -255,7 +250,7 @@ def test_drain_waits_for_workers_holding_items(workers: int) -> None:
     hold.set()
     for k in range(1000, 1000 + 4 * workers):
         q.add(k)
-    _wait(lambda: len(held) == workers, "every worker to hold an item", seed)
+    eventually(lambda: len(held) == workers, f"seed={seed}: every worker to hold an item", BOUND)
     for k in range(2000, 2020):
         q.add(k)  # queued, not started: not waited for by the drain
     order = list(range(workers))

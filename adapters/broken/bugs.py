@@ -107,7 +107,7 @@ class DirtyClearedAtDone(QueueCore[Item]):
         self.processing.add(item)
         return item, False
 
-    def done(self, item: Item) -> DoneHint:
+    def done(self, item: Item) -> tuple[bool, bool]:
         self.dirty.discard(item)
         return super().done(item)
 

@@ -14,7 +14,7 @@ from collections import Counter
 
 from refimpl.clock import FakeClock
 from refimpl.tour import Claim, equal, experiment, holds
-from refimpl.workqueue import InMemoryMetricsProvider, Queue, QueueCore
+from refimpl.workqueue import InMemoryMetricsProvider, MeteredQueueCore, Queue, QueueCore
 from refimpl.workqueue.metrics import QueueMetrics
 
 CHAPTER = "04"
@@ -243,7 +243,7 @@ def len_and_shutdown() -> list[Claim]:
 def metrics() -> list[Claim]:
     provider = InMemoryMetricsProvider()
     clock = FakeClock()
-    core: QueueCore[str] = QueueCore(metrics=QueueMetrics[str](provider, "tour", clock))
+    core: QueueCore[str] = MeteredQueueCore(QueueMetrics[str](provider, "tour", clock))
     seen = provider["tour"]
     for _ in range(10):
         core.add("a")  # one key, ten adds while it waits

@@ -7,7 +7,7 @@ and the rate limiters. The decisions live in the cores (``core``, ``delaying_cor
 """
 
 from refimpl.blocking import WouldBlock
-from refimpl.workqueue.core import FifoContainer, QueueContainer, QueueCore
+from refimpl.workqueue.core import FifoContainer, MeteredQueueCore, QueueContainer, QueueCore
 from refimpl.workqueue.delaying import MAX_WAIT, DelayingQueue
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.metrics import InMemoryMetricsProvider, MetricsProvider
@@ -34,6 +34,7 @@ __all__ = [
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
     "MaxOfRateLimiter",
+    "MeteredQueueCore",
     "MetricsProvider",
     "Queue",
     "QueueContainer",

@@ -41,19 +41,16 @@ T = TypeVar("T", bound=Hashable)
 
 
 class DoneHint(NamedTuple):
-    """What :meth:`QueueCore.done` tells its shell about whom to wake."""
+    """Names for the pair :meth:`QueueCore.done` returns: whom its shell should wake.
+
+    The core itself returns a bare tuple: building this named one in every ``done`` makes
+    a cycle of benchmarks/workqueue.py half as long again.
+    """
 
     #: The item went back on the queue: a getter should wake.
     requeued: bool
     #: Nothing is in flight any more: a draining shutdown should re-check.
     idle: bool
-
-
-# done()'s four answers, built once (done is on the hot path).
-_REQUEUED_IN_FLIGHT = DoneHint(requeued=True, idle=False)
-_REQUEUED_IDLE = DoneHint(requeued=True, idle=True)
-_IDLE = DoneHint(requeued=False, idle=True)
-_NOTHING = DoneHint(requeued=False, idle=False)
 
 
 class QueueContainer(Protocol[T]):
@@ -95,48 +92,16 @@ def check_item(item: object) -> None:
 class QueueCore(Generic[T]):
     """The dirty / processing / queue triple, with client-go's exact transitions.
 
-    ``QueueCore(container, metrics)`` with metrics builds a :class:`MeteredQueueCore`:
-    the metrics path is chosen once, at construction, so the unmetered methods below
-    never test for it.
+    Records no metrics; :class:`MeteredQueueCore` is the variant that does, and the
+    caller picks one of the two (client-go plugs in a no-op metrics object instead).
     """
 
-    __slots__ = (
-        "_metrics",
-        "_pop",
-        "_push",
-        "_touch",
-        "dirty",
-        "drain",
-        "processing",
-        "queue",
-        "shutting_down",
-    )
+    __slots__ = ("dirty", "drain", "processing", "queue", "shutting_down")
 
-    def __new__(
-        cls,
-        container: QueueContainer[T] | None = None,
-        metrics: QueueMetrics[T] | None = None,
-    ) -> QueueCore[T]:
-        if metrics is not None and not issubclass(cls, MeteredQueueCore):
-            if cls is not QueueCore:
-                raise TypeError(f"{cls.__name__} does not record metrics; pass metrics=None")
-            return object.__new__(MeteredQueueCore)
-        return object.__new__(cls)
-
-    def __init__(
-        self,
-        container: QueueContainer[T] | None = None,
-        metrics: QueueMetrics[T] | None = None,
-    ) -> None:
+    def __init__(self, container: QueueContainer[T] | None = None) -> None:
         #: Items awaiting ``get``, in hand-out order. Invariant: a subset of ``dirty``,
-        #: disjoint from ``processing``, without duplicates. Fixed at construction (its
-        #: push and pop are bound once, below).
+        #: disjoint from ``processing``, without duplicates.
         self.queue: QueueContainer[T] = container if container is not None else FifoContainer()
-        self._push = self.queue.push
-        # get() pops first and treats IndexError as "empty" (no emptiness test on the
-        # hot path): deque.popleft raises exactly that; any other container is asked
-        # for its length first, so its own pop never sees an empty call.
-        self._pop = self.queue.popleft if type(self.queue) is FifoContainer else self._checked_pop
         #: Items that need processing (queued, or re-added while in flight).
         self.dirty: set[T] = set()
         #: Items handed out by ``get`` and not yet ``done``. May also be dirty.
@@ -144,9 +109,6 @@ class QueueCore(Generic[T]):
         self.shutting_down = False
         #: True while a ``shut_down_with_drain`` is waiting for in-flight items.
         self.drain = False
-        self._metrics = metrics
-        # The default FIFO's touch does nothing: skip the call on the hot path.
-        self._touch = None if isinstance(self.queue, FifoContainer) else self.queue.touch
 
     def add(self, item: T) -> bool:
         """Mark ``item`` as needing processing. Returns True if a waiter should wake.
@@ -157,21 +119,20 @@ class QueueCore(Generic[T]):
         if self.shutting_down:
             check_item(item)
             return False
-        dirty = self.dirty
+        # Hashability is checked only when a set operation fails: checking every add
+        # and done up front costs a fifth of a cycle in benchmarks/workqueue.py.
         try:
-            if item in dirty:
-                if self._touch is not None and item not in self.processing:
-                    self._touch(item)
+            if item in self.dirty:
+                if item not in self.processing:
+                    self.queue.touch(item)  # e.g. a priority container reorders it
                 return False
-            # A set passes the membership test above (Python retries it as a
-            # frozenset) and fails only here, before anything changed.
-            dirty.add(item)
+            self.dirty.add(item)
         except TypeError:
             check_item(item)
             raise
         if item in self.processing:
             return False
-        self._push(item)
+        self.queue.push(item)
         return True
 
     def can_get(self) -> bool:
@@ -184,58 +145,39 @@ class QueueCore(Generic[T]):
 
         Raises :class:`WouldBlock` when the queue is empty and not shutting down.
         """
-        try:
-            item = self._pop()
-        except IndexError:
-            if len(self.queue):  # a container's own IndexError, not emptiness
-                raise
+        if not self.queue:
             if self.shutting_down:
                 return None, True
-            raise WouldBlock("get() on an empty queue would block") from None
+            raise WouldBlock("get() on an empty queue would block")
+        item = self.queue.pop()
         self.processing.add(item)
         self.dirty.discard(item)
         return item, False
 
-    def _checked_pop(self) -> T:
-        queue = self.queue
-        if not len(queue):
-            raise IndexError("pop from an empty queue")
-        return queue.pop()
-
-    def done(self, item: T) -> DoneHint:
+    def done(self, item: T) -> tuple[bool, bool]:
         """Finish processing ``item``; re-queue it if it was re-added meanwhile.
 
-        Returns a :class:`DoneHint` ``(requeued, idle)``: ``requeued`` when the item
-        went back on the queue (a getter should wake), ``idle`` when nothing is in flight
-        any more (a draining shutdown should re-check). Works after shutdown too, as in
-        client-go: an item re-added while in flight is still delivered.
+        Returns ``(requeued, idle)`` (:class:`DoneHint` names them): ``requeued`` when
+        the item went back on the queue (a getter should wake), ``idle`` when nothing is
+        in flight any more (a draining shutdown should re-check). Works after shutdown
+        too, as in client-go: an item re-added while in flight is still delivered.
 
         No guard against misuse, like client-go: ``done`` of an item that was never
         handed out changes nothing, but ``done`` of an item that is queued and not in
         flight pushes a second copy of it.
-
-        A ``set`` is refused (Python's set methods would silently retry it as the equal
-        frozenset). The hot path tests ``type(item) is set`` only; an instance of a
-        *subclass* of set is refused when no equal frozenset is in flight, and would
-        otherwise act for it -- the one case the cheaper test lets through.
         """
-        if type(item) is set:  # type: ignore[comparison-overlap]  # subclasses: see above
+        # Python's set methods would take a set for the equal frozenset: refuse it.
+        if isinstance(item, set):
             check_item(item)
-        processing = self.processing
         try:
-            processing.remove(item)
-        except KeyError:
-            # Not in flight: misuse (see above), or a set subclass that Python retried
-            # as a frozenset. Only here, off the hot path, is the full check paid.
-            if isinstance(item, set):
-                check_item(item)
+            self.processing.discard(item)
         except TypeError:
             check_item(item)
             raise
         if item in self.dirty:
-            self._push(item)
-            return _REQUEUED_IN_FLIGHT if processing else _REQUEUED_IDLE
-        return _NOTHING if processing else _IDLE
+            self.queue.push(item)
+            return True, not self.processing
+        return False, not self.processing
 
     def shut_down(self) -> None:
         """Stop accepting new items; queued ones are still handed out. Idempotent."""
@@ -258,35 +200,41 @@ class QueueCore(Generic[T]):
         return len(self.queue)
 
     def update_unfinished_work(self) -> None:
-        """Refresh the unfinished-work gauges (client-go does this every 500 ms)."""
-        if self._metrics is not None and not self.shutting_down:
-            self._metrics.update_unfinished_work()
+        """Refresh the unfinished-work gauges: nothing to refresh without metrics."""
 
 
 class MeteredQueueCore(QueueCore[T]):
     """:class:`QueueCore` that also feeds :class:`QueueMetrics` on add / get / done.
 
-    ``QueueCore(metrics=...)`` builds one; the transitions are the base class's.
+    The transitions are the base class's; each override only reports what happened, at
+    the point where client-go's ``Typed[T]`` calls its metrics.
     """
 
-    __slots__ = ()
+    __slots__ = ("metrics",)
 
-    _metrics: QueueMetrics[T]
+    def __init__(self, metrics: QueueMetrics[T], container: QueueContainer[T] | None = None):
+        super().__init__(container)
+        self.metrics = metrics
 
     def add(self, item: T) -> bool:
         dirty = len(self.dirty)
         wake = super().add(item)
         if len(self.dirty) > dirty:  # newly dirty: client-go's metrics.add
-            self._metrics.add(item)
+            self.metrics.add(item)
         return wake
 
     def get(self) -> tuple[T | None, bool]:
         item, shutdown = super().get()
         if not shutdown:
-            self._metrics.get(item)  # type: ignore[arg-type]
+            self.metrics.get(item)  # type: ignore[arg-type]
         return item, shutdown
 
-    def done(self, item: T) -> DoneHint:
+    def done(self, item: T) -> tuple[bool, bool]:
         answer = super().done(item)
-        self._metrics.done(item)
+        self.metrics.done(item)
         return answer
+
+    def update_unfinished_work(self) -> None:
+        """Refresh the unfinished-work gauges (client-go does this every 500 ms)."""
+        if not self.shutting_down:
+            self.metrics.update_unfinished_work()

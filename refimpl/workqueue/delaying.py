@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import TypeVar
 
-from refimpl.clock import NS_PER_SECOND, Clock, RealClock, now_ns_reader, to_ns
-from refimpl.workqueue.core import check_item
-from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
+from refimpl.clock import NS_PER_SECOND, Clock, RealClock, to_ns
+from refimpl.workqueue.delaying_core import AddAfter, DelayingCore
 from refimpl.workqueue.metrics import MetricsProvider, RetryMetrics
 from refimpl.workqueue.queue import Queue
 
@@ -34,7 +33,7 @@ MAX_WAIT = 10.0
 _MAX_WAIT_NS = to_ns(MAX_WAIT)
 
 
-class DelayingQueue(Generic[T]):
+class DelayingQueue(AddAfter[T]):
     """client-go's ``TypedDelayingInterface``: a queue plus ``add_after``."""
 
     def __init__(
@@ -57,12 +56,7 @@ class DelayingQueue(Generic[T]):
         )
         self._core: DelayingCore[T] = DelayingCore()
         self._queue_core = self.queue._core  # read-only: its shutting_down flag
-        self._now_ns = now_ns_reader(self._clock)
-        # A plain Lock under the condition: add_after takes it directly (no Python-level
-        # Condition.__enter__) and notifies through the condition.
-        self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
-        self._insert = self._core.insert
+        self._cond = threading.Condition(threading.Lock())
         self._stopped = False
         #: shut_down has run (client-go's stopOnce guards the whole of ShutDown).
         self._shut_down_once = False
@@ -73,23 +67,8 @@ class DelayingQueue(Generic[T]):
 
     # -- the delaying part -------------------------------------------------------------
 
-    def add_after(self, item: T, delay: float) -> None:
-        """Add ``item`` once ``delay`` seconds have passed on this queue's clock.
-
-        ``delay <= 0`` adds at once. If ``item`` is already waiting, the earlier ready
-        time wins. Ignored after shutdown. NaN or +inf delays raise ``ValueError``. The
-        delay is converted once to integer nanoseconds (:func:`refimpl.clock.to_ns`).
-        """
-        check_add_after(item, delay)
-        self._add_after_ns(item, to_ns(delay) if delay > 0 else 0)
-
-    def add_after_ns(self, item: T, delay_ns: int) -> None:
-        """:meth:`add_after` with the delay in integer nanoseconds."""
-        check_item(item)
-        self._add_after_ns(item, delay_ns)
-
     def _add_after_ns(self, item: T, delay_ns: int) -> None:
-        # The item is already checked. Reading the flag without the queue's lock is
+        # Reading the flag without the queue's lock is
         # what client-go's ShuttingDown() answers too: a shutdown racing this call may
         # land on either side of it.
         if self._queue_core.shutting_down:
@@ -99,10 +78,10 @@ class DelayingQueue(Generic[T]):
         if delay_ns <= 0:
             self.queue.add(item)
             return
-        with self._lock:
+        with self._cond:
             if self._stopped:
                 return  # client-go drops the record once stopCh is closed
-            if self._insert(item, self._now_ns() + delay_ns):
+            if self._core.insert(item, self._clock.now_ns() + delay_ns):
                 self._cond.notify()
 
     def waiting(self) -> dict[T, float]:

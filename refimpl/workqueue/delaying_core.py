@@ -26,10 +26,10 @@ import math
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from refimpl.clock import check_duration
+from refimpl.clock import check_duration, to_ns
 from refimpl.workqueue.core import check_item
 
-__all__ = ["DelayingCore", "WaitFor", "check_add_after"]
+__all__ = ["AddAfter", "DelayingCore", "WaitFor", "check_add_after"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -41,6 +41,31 @@ def check_add_after(item: object, delay: float) -> None:
     check_item(item)
     if math.isinf(delay) and delay > 0:
         raise ValueError("add_after: delay must be finite")
+
+
+class AddAfter(Generic[T]):
+    """``add_after`` and ``add_after_ns`` for both delaying queues, the threaded
+    :class:`~refimpl.workqueue.DelayingQueue` and the virtual-time one: the checks and the
+    conversion to integer nanoseconds. Each queue supplies ``_add_after_ns``, which
+    receives a checked item and decides what the delay means for it."""
+
+    def add_after(self, item: T, delay: float) -> None:
+        """Add ``item`` once ``delay`` seconds have passed on this queue's clock.
+
+        ``delay <= 0`` adds at once. If ``item`` is already waiting, the earlier ready
+        time wins. Ignored after shutdown. NaN or +inf delays raise ``ValueError``. The
+        delay is converted once to integer nanoseconds (:func:`refimpl.clock.to_ns`).
+        """
+        check_add_after(item, delay)
+        self._add_after_ns(item, to_ns(delay) if delay > 0 else 0)
+
+    def add_after_ns(self, item: T, delay_ns: int) -> None:
+        """:meth:`add_after` with the delay in integer nanoseconds."""
+        check_item(item)
+        self._add_after_ns(item, delay_ns)
+
+    def _add_after_ns(self, item: T, delay_ns: int) -> None:
+        raise NotImplementedError
 
 
 class WaitFor(Generic[T]):

@@ -23,9 +23,8 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from refimpl.blocking import WouldBlock
 from refimpl.clock import Clock, RealClock
-from refimpl.workqueue.core import QueueContainer, QueueCore
+from refimpl.workqueue.core import MeteredQueueCore, QueueContainer, QueueCore
 from refimpl.workqueue.metrics import MetricsProvider, QueueMetrics
 
 __all__ = ["UNFINISHED_WORK_UPDATE_PERIOD", "Queue"]
@@ -62,11 +61,9 @@ class Queue(Generic[T]):
             if metrics_provider is not None and name
             else None
         )
-        self._core: QueueCore[T] = QueueCore(container, metrics)
-        # Bound once: the hot paths below call these under the lock.
-        self._core_add = self._core.add
-        self._core_get = self._core.get
-        self._core_done = self._core.done
+        self._core: QueueCore[T] = (
+            QueueCore(container) if metrics is None else MeteredQueueCore(metrics, container)
+        )
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
         self._idle = threading.Condition(self._lock)
@@ -93,7 +90,7 @@ class Queue(Generic[T]):
     def add(self, item: T) -> None:
         """Mark ``item`` as needing processing; ignored once shutting down."""
         with self._lock:
-            if self._core_add(item) and self._getters:
+            if self._core.add(item) and self._getters:
                 self._not_empty.notify()
 
     # -- consumer side ---------------------------------------------------------------
@@ -105,24 +102,21 @@ class Queue(Generic[T]):
         ``shut_down`` the items still queued are handed out first.
         """
         with self._lock:
-            try:
-                return self._core_get()
-            except WouldBlock:
-                pass
-            # Nothing queued: park until add, a re-queueing done or shutdown wakes us.
             core = self._core
-            self._getters += 1
-            try:
-                while not core.can_get():
-                    self._not_empty.wait()
-            finally:
-                self._getters -= 1
-            return self._core_get()
+            if not core.can_get():
+                # Nothing queued: park until add, a re-queueing done or shutdown wakes us.
+                self._getters += 1
+                try:
+                    while not core.can_get():
+                        self._not_empty.wait()
+                finally:
+                    self._getters -= 1
+            return core.get()
 
     def done(self, item: T) -> None:
         """Finish ``item``; if it was added again meanwhile, queue it once more."""
         with self._lock:
-            requeued, idle = self._core_done(item)
+            requeued, idle = self._core.done(item)
             if requeued and self._getters:
                 self._not_empty.notify()
             if idle and self._drainers:

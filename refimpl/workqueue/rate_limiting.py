@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TypeVar
 
 from refimpl.clock import Clock, check_duration, to_ns
 from refimpl.workqueue.core import check_item
 from refimpl.workqueue.delaying import DelayingQueue
+from refimpl.workqueue.delaying_core import AddAfter
 from refimpl.workqueue.metrics import MetricsProvider
 from refimpl.workqueue.queue import Queue
 from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
@@ -25,7 +26,7 @@ __all__ = ["RateLimiting", "RateLimitingQueue"]
 T = TypeVar("T", bound=Hashable)
 
 
-class RateLimiting(Generic[T]):
+class RateLimiting(AddAfter[T]):
     """The three rate-limiting calls, for any queue with ``add_after_ns`` (the threaded
     and the virtual-time queue share them).
 
@@ -37,11 +38,6 @@ class RateLimiting(Generic[T]):
     _rate_limiter: RateLimiter[T]
     _when_ns: Callable[[T], int]
 
-    if TYPE_CHECKING:  # provided by the queue class; no stub at run time to shadow it
-
-        def add_after(self, item: T, delay: float) -> None: ...
-        def _add_after_ns(self, item: T, delay_ns: int) -> None: ...
-
     @property
     def rate_limiter(self) -> RateLimiter[T]:
         return self._rate_limiter
@@ -51,9 +47,6 @@ class RateLimiting(Generic[T]):
         self._rate_limiter = limiter
         when_ns: Callable[[T], int] | None = getattr(limiter, "when_ns", None)
         self._when_ns = when_ns if when_ns is not None else self._foreign_when_ns
-        # forget(item) is the limiter's forget itself: one call, no wrapper. (Set on
-        # the instance; the method below documents it and serves until then.)
-        object.__setattr__(self, "forget", limiter.forget)
 
     def _foreign_when_ns(self, item: T) -> int:
         # A limiter with ``when`` only: its seconds go through add_after's checks once.
@@ -70,17 +63,11 @@ class RateLimiting(Generic[T]):
         The item is checked once, before the limiter sees it; the delay is integer
         nanoseconds from there on.
         """
-        try:
-            hash(item)
-        except TypeError:
-            check_item(item)  # raises, saying why
+        check_item(item)
         self._add_after_ns(item, self._when_ns(item))
 
     def forget(self, item: T) -> None:
-        """Reset ``item``'s backoff; call it when processing succeeded. Not ``done``.
-
-        Once a limiter is set this is the limiter's own ``forget`` (bound per instance).
-        """
+        """Reset ``item``'s backoff; call it when processing succeeded. Not ``done``."""
         self._rate_limiter.forget(item)
 
     def num_requeues(self, item: T) -> int:

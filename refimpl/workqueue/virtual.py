@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TypeVar
 
-from refimpl.clock import NS_PER_SECOND, FakeClock, to_ns
-from refimpl.workqueue.core import QueueCore, check_item
-from refimpl.workqueue.delaying_core import DelayingCore, check_add_after
+from refimpl.clock import NS_PER_SECOND, FakeClock
+from refimpl.workqueue.core import QueueCore
+from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
 from refimpl.workqueue.rate_limiting import RateLimiting
 
@@ -70,16 +70,7 @@ class VirtualRateLimitingQueue(RateLimiting[T]):
     def shutting_down(self) -> bool:
         return self.core.shutting_down
 
-    # delaying
-    def add_after(self, item: T, delay: float) -> None:
-        check_add_after(item, delay)
-        self._add_after_ns(item, to_ns(delay) if delay > 0 else 0)
-
-    def add_after_ns(self, item: T, delay_ns: int) -> None:
-        """:meth:`add_after` with the delay already in integer nanoseconds."""
-        check_item(item)
-        self._add_after_ns(item, delay_ns)
-
+    # delaying: add_after and add_after_ns come from AddAfter, through RateLimiting
     def _add_after_ns(self, item: T, delay_ns: int) -> None:
         if self.core.shutting_down:
             return
