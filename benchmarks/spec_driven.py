@@ -32,9 +32,9 @@ import attrs
 from conformance import BROKEN, REFERENCE, load_bugs  # benchmarks/conformance.py
 
 from refimpl.conformance.protocol import OBSERVE
-from refimpl.conformance.walks.mapping import SpecMapping
-from refimpl.conformance.walks.models import MAPPINGS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 from refimpl.conformance.walks.run import drive, load_model_graph
+from refimpl.conformance.walks.spec_mapping import SpecMapping
 from refimpl.tla.graph import StateGraph
 
 #: component -> the models whose graphs drive it
@@ -55,7 +55,7 @@ def main() -> int:
         "--planner", action="store_true", help="only: each model with and without the planner"
     )
     args = parser.parse_args()
-    graphs = {m: load_model_graph(m) for m in MAPPINGS}
+    graphs = {m: load_model_graph(m) for m in SPEC_MAPPINGS}
     if args.planner:
         _planner_table(graphs, args.markdown)
         return 0
@@ -78,7 +78,7 @@ def _bugs_table(graphs: dict[str, StateGraph], only: list[str], markdown: bool) 
             continue
         for model in models:
             command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", name]
-            run = drive(MAPPINGS[model], graphs[model], command)
+            run = drive(SPEC_MAPPINGS[model], graphs[model], command)
             cov = run.coverage
             path = ""
             if run.deviation is not None:
@@ -122,7 +122,7 @@ def _bugs_table(graphs: dict[str, StateGraph], only: list[str], markdown: bool) 
 def _coverage_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
     """The reference's full coverage of each model."""
     cover_rows: list[list[str]] = []
-    for model, mapping in MAPPINGS.items():
+    for model, mapping in SPEC_MAPPINGS.items():
         run = drive(mapping, graphs[model], REFERENCE)
         cov = run.coverage
         # The same walk with every check sent as a request of its own (no observations
@@ -168,7 +168,7 @@ def _coverage_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
 def _planner_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
     """Each model against the reference, planned and not (the planner's measurement)."""
     rows: list[list[str]] = []
-    for model, mapping in MAPPINGS.items():
+    for model, mapping in SPEC_MAPPINGS.items():
         for planned in (True, False):
             if mapping.timed and not planned:
                 rows.append([model, "no", "-", "-", "-", "-", "-", "timed: needs the plan"])

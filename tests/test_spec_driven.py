@@ -26,11 +26,11 @@ from refimpl.conformance.walks.drivable import DrivableGraph
 from refimpl.conformance.walks.fifo_mapping import FIFO_NO_BATCH
 from refimpl.conformance.walks.informer_mapping import INFORMER, InformerMapping
 from refimpl.conformance.walks.informer_mapping import informer_calls_ok as calls_ok
-from refimpl.conformance.walks.mapping import SpecMapping, state_classes
-from refimpl.conformance.walks.models import MAPPINGS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 from refimpl.conformance.walks.planner import min_cost_flow, plan_walks
 from refimpl.conformance.walks.report import SpecRun
 from refimpl.conformance.walks.run import drive, load_model_graph, run_from_spec
+from refimpl.conformance.walks.spec_mapping import SpecMapping, state_classes
 from refimpl.tla.graph import StateGraph
 
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
@@ -84,12 +84,12 @@ UNREACHABLE = {
 
 def eager(model: str) -> SpecMapping:
     """The model's mapping; for the informer without ``pause`` (seconds, not minutes)."""
-    mapping = MAPPINGS[model]
+    mapping = SPEC_MAPPINGS[model]
     return attrs.evolve(mapping, pause=False) if isinstance(mapping, InformerMapping) else mapping
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("model", list(MAPPINGS))
+@pytest.mark.parametrize("model", list(SPEC_MAPPINGS))
 def test_reference_follows_every_drivable_edge(model: str) -> None:
     run = drive(eager(model), graph(model), REFERENCE)
     cov = run.coverage
@@ -120,8 +120,8 @@ UNOBSERVED_REQUESTS_PER_EDGE = {
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("model", sorted(UNOBSERVED_REQUESTS_PER_EDGE))
 def test_without_observations_the_same_edges_are_covered(model: str) -> None:
-    observed = drive(MAPPINGS[model], graph(model), REFERENCE).coverage
-    plain = drive(MAPPINGS[model], graph(model), UNOBSERVED)
+    observed = drive(SPEC_MAPPINGS[model], graph(model), REFERENCE).coverage
+    plain = drive(SPEC_MAPPINGS[model], graph(model), UNOBSERVED)
     cov = plain.coverage
     assert plain.ok, (plain.refused, plain.deviation and plain.deviation.describe())
     assert cov.covered == cov.drivable == observed.drivable
@@ -145,7 +145,7 @@ HIDDEN = {
 
 
 def test_only_harness_variables_are_hidden() -> None:
-    assert {model: MAPPINGS[model].hidden for model in MAPPINGS} == HIDDEN
+    assert {model: SPEC_MAPPINGS[model].hidden for model in SPEC_MAPPINGS} == HIDDEN
 
 
 @pytest.mark.parametrize("model", ["WorkQueue", "DeltaFIFO", "RealFIFO", "RealFIFOAtomic"])
@@ -153,7 +153,7 @@ def test_a_step_shares_its_credit_only_across_hidden_variables(model: str) -> No
     """The steps whose edges one step covers differ from it only in what the harness
     alone holds (which worker holds an item, what the consumer does), never in what
     the adapter holds, the action or the requests."""
-    mapping = MAPPINGS[model]
+    mapping = SPEC_MAPPINGS[model]
     g = graph(model)
     methods = mapping.methods | {"drain_start", "drain_returned", "pop_batch_nowait"}
     own, _ = mapping.driven(g, methods)
@@ -206,7 +206,7 @@ UNREACHABLE_PAUSED = {"Informer": 7222, "InformerAtomic": 10184}
 def test_reference_follows_every_paused_informer_edge(model: str) -> None:
     """The full informer walk, pausing between requests where the spec's queue holds
     work: about 27,000 and 47,000 edges, 20 and 35 s on a 2-core machine."""
-    run = drive(MAPPINGS[model], graph(model), REFERENCE)
+    run = drive(SPEC_MAPPINGS[model], graph(model), REFERENCE)
     cov = run.coverage
     assert run.ok, (run.refused, run.deviation and run.deviation.describe())
     assert cov.covered == cov.drivable
@@ -287,7 +287,7 @@ def test_every_walkable_bug_has_a_pinned_verdict() -> None:
 @pytest.mark.parametrize("name", sorted(CAUGHT))
 def test_bug_is_caught_on_a_short_path(name: str) -> None:
     model, action = CAUGHT[name]
-    run = drive(MAPPINGS[model], graph(model), broken(name))
+    run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
     assert run.refused is None, run.refused
     found = run.deviation
     assert found is not None, f"{name} passed every edge of {model}"
@@ -314,7 +314,7 @@ def test_informer_bug_needs_the_paused_walk(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(PASSES))
 def test_bug_outside_the_model_passes_every_edge(name: str) -> None:
     model, _why = PASSES[name]
-    run = drive(MAPPINGS[model], graph(model), broken(name))
+    run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
     assert run.ok, run.deviation and run.deviation.describe()
     assert run.coverage.covered == run.coverage.drivable
 
@@ -360,7 +360,7 @@ class _Adapter:
 
 def test_an_adapter_without_the_component_is_not_run(tmp_path: Path) -> None:
     adapter = _Adapter(tmp_path, {"queue": {"methods": ["add"]}})
-    run: SpecRun = drive(MAPPINGS["DeltaFIFO"], graph("DeltaFIFO"), adapter.command)
+    run: SpecRun = drive(SPEC_MAPPINGS["DeltaFIFO"], graph("DeltaFIFO"), adapter.command)
     assert run.refused is not None and "does not offer delta_fifo" in run.refused
     status, out, _ = _run(["DeltaFIFO"], adapter.command)
     assert status == 2 and "NOT RUN" in out
@@ -368,7 +368,7 @@ def test_an_adapter_without_the_component_is_not_run(tmp_path: Path) -> None:
 
 def test_an_adapter_missing_methods_is_told_which(tmp_path: Path) -> None:
     adapter = _Adapter(tmp_path, {"delaying_queue": {"methods": ["add", "get_nowait"]}})
-    run = drive(MAPPINGS["WorkQueue"], graph("WorkQueue"), adapter.command)
+    run = drive(SPEC_MAPPINGS["WorkQueue"], graph("WorkQueue"), adapter.command)
     assert run.refused is not None
     assert "add_after" in run.refused and "done" in run.refused
 
@@ -376,12 +376,12 @@ def test_an_adapter_missing_methods_is_told_which(tmp_path: Path) -> None:
 def test_narrowed_options_are_refused(tmp_path: Path) -> None:
     caps = {
         "delta_fifo": {
-            "methods": sorted(MAPPINGS["DeltaFIFO"].methods),
+            "methods": sorted(SPEC_MAPPINGS["DeltaFIFO"].methods),
             "option_values": {"emit_delta_type_replaced": [False]},
         }
     }
     adapter = _Adapter(tmp_path, caps)
-    run = drive(MAPPINGS["DeltaFIFO"], graph("DeltaFIFO"), adapter.command)
+    run = drive(SPEC_MAPPINGS["DeltaFIFO"], graph("DeltaFIFO"), adapter.command)
     assert run.refused is not None and "emit_delta_type_replaced=True" in run.refused
 
 
@@ -389,7 +389,7 @@ def test_without_the_split_methods_fewer_edges_are_driven(tmp_path: Path) -> Non
     """An adapter without drain_start/drain_returned is walked without the drain."""
     methods = ["add", "get_nowait", "done", "len", "shut_down", "shutting_down", "add_after"]
     adapter = _Adapter(tmp_path, {"delaying_queue": {"methods": methods}})
-    run = drive(MAPPINGS["WorkQueue"], graph("WorkQueue"), adapter.command)
+    run = drive(SPEC_MAPPINGS["WorkQueue"], graph("WorkQueue"), adapter.command)
     # The tiny adapter answers null to everything, so the walk stops at its first
     # check; what matters here is which edges it planned to drive.
     assert run.coverage.undriven == {
@@ -406,7 +406,7 @@ def test_without_the_split_methods_fewer_edges_are_driven(tmp_path: Path) -> Non
 @pytest.mark.parametrize("name", ["informer-handler-before-store", "informer-rewatch-after-410"])
 def test_informer_bug_is_caught_on_both_informer_models(name: str) -> None:
     for model in ("Informer", "InformerAtomic"):
-        run = drive(MAPPINGS[model], graph(model), broken(name))
+        run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
         assert run.refused is None, run.refused
         assert run.deviation is not None, f"{name} passed every edge of {model}"
 
@@ -414,12 +414,12 @@ def test_informer_bug_is_caught_on_both_informer_models(name: str) -> None:
 def test_an_informer_that_is_no_client_go_generation_is_not_walked(tmp_path: Path) -> None:
     """The informer models are client-go's: an adapter without ``behaves_like`` (only
     the invariants are checked, docs/protocol.md) is not walked through them."""
-    methods = sorted(MAPPINGS["Informer"].methods)
+    methods = sorted(SPEC_MAPPINGS["Informer"].methods)
     adapter = _Adapter(tmp_path, {"informer": {"methods": methods, "behaves_like": None}})
-    run = drive(MAPPINGS["Informer"], graph("Informer"), adapter.command)
+    run = drive(SPEC_MAPPINGS["Informer"], graph("Informer"), adapter.command)
     assert run.refused is not None and "fifo='delta'" in run.refused
     adapter = _Adapter(tmp_path, {"informer": {"methods": methods, "behaves_like": ["delta"]}})
-    run = drive(MAPPINGS["InformerAtomic"], graph("InformerAtomic"), adapter.command)
+    run = drive(SPEC_MAPPINGS["InformerAtomic"], graph("InformerAtomic"), adapter.command)
     assert run.refused is not None and "fifo='real-atomic'" in run.refused
 
 
@@ -434,7 +434,7 @@ def test_the_internal_actions_are_a_table_per_model() -> None:
         ),
     )
     with pytest.raises(ValueError, match="WriteStore"):
-        MAPPINGS["Informer"].driven(split, frozenset())
+        SPEC_MAPPINGS["Informer"].driven(split, frozenset())
     mapping = attrs.evolve(INFORMER, internal=("Handle", "Distribute", "WriteStore", "Pop"))
     steps, undriven = mapping.driven(split, frozenset())
     plain_steps, plain_undriven = INFORMER.driven(g, frozenset())
@@ -479,7 +479,7 @@ def test_min_cost_flow_takes_the_cheapest_ways() -> None:
 
 @pytest.mark.parametrize("model", ["WorkQueue", "DeltaFIFO", "RealFIFO", "RealFIFOAtomic"])
 def test_planned_walks_take_every_drivable_edge_from_the_initial_state(model: str) -> None:
-    mapping = MAPPINGS[model]
+    mapping = SPEC_MAPPINGS[model]
     methods = mapping.methods | {"drain_start", "drain_returned", "pop_begin", "pop_end"}
     g = DrivableGraph(graph(model), mapping, methods)
     walks = plan_walks(g, lambda step: 1, 2)
@@ -492,17 +492,17 @@ def test_planned_walks_take_every_drivable_edge_from_the_initial_state(model: st
 def test_an_adapter_that_drops_declared_observations_is_refused(tmp_path: Path) -> None:
     """Declaring ``observe`` and answering without ``observed`` is a protocol error,
     not a pass: the walk stops and says which request it was."""
-    methods = sorted(MAPPINGS["WorkQueue"].methods)
+    methods = sorted(SPEC_MAPPINGS["WorkQueue"].methods)
     adapter = _Adapter(tmp_path, {"delaying_queue": {"methods": methods, "observe": ["len"]}})
-    run = drive(MAPPINGS["WorkQueue"], graph("WorkQueue"), adapter.command)
+    run = drive(SPEC_MAPPINGS["WorkQueue"], graph("WorkQueue"), adapter.command)
     assert run.refused is not None and "'observed' must hold every method" in run.refused
     assert run.deviation is None
 
 
 def test_without_pop_batch_nowait_the_batch_pops_are_left_out(tmp_path: Path) -> None:
-    methods = sorted(MAPPINGS["RealFIFO"].methods)
+    methods = sorted(SPEC_MAPPINGS["RealFIFO"].methods)
     adapter = _Adapter(tmp_path, {"real_fifo": {"methods": methods}})
-    run = drive(MAPPINGS["RealFIFO"], graph("RealFIFO"), adapter.command)
+    run = drive(SPEC_MAPPINGS["RealFIFO"], graph("RealFIFO"), adapter.command)
     assert run.coverage.undriven == {FIFO_NO_BATCH: 4240}
     assert run.coverage.drivable + 4240 + run.coverage.unreachable == run.coverage.edges
 
@@ -512,7 +512,7 @@ def test_edges_left_untaken_are_inconclusive_not_a_pass(monkeypatch: pytest.Monk
     orders kept the walk from them), nothing is known about those: the verdict is
     inconclusive, exit status 4, never PASS."""
     monkeypatch.setattr(walker, "SWEEP_TRIES", 0)
-    run = drive(MAPPINGS["RealFIFO"], graph("RealFIFO"), REFERENCE)
+    run = drive(SPEC_MAPPINGS["RealFIFO"], graph("RealFIFO"), REFERENCE)
     assert run.ok and run.coverage.covered < run.coverage.drivable
     assert run.verdict == "inconclusive"
     status, out, _ = _run(["RealFIFO"], REFERENCE)

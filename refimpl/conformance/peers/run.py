@@ -47,7 +47,7 @@ from refimpl.conformance.peers.walks import WALK_VERDICTS, render_walks, walk_pe
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.report import show_request
 from refimpl.conformance.search.run import BUDGET_ENDED
-from refimpl.conformance.walks.models import MAPPINGS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 
 __all__ = [
     "Check",
@@ -287,8 +287,8 @@ def _walks(raw: Any, where: str) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise ManifestError(f"{where} must be an object: model -> verdict")
     for model, verdict in raw.items():
-        if model not in MAPPINGS:
-            raise ManifestError(f"{where}: no driven model {model!r} ({', '.join(MAPPINGS)})")
+        if model not in SPEC_MAPPINGS:
+            raise ManifestError(f"{where}: no driven model {model!r} ({', '.join(SPEC_MAPPINGS)})")
         if verdict not in WALK_VERDICTS:
             raise ManifestError(f"{where}.{model} must be one of {', '.join(WALK_VERDICTS)}")
     return dict(raw)
@@ -583,7 +583,7 @@ def run_peer(
 
 def _narrowed(models: Sequence[str] | None) -> list[str]:
     """The driven models a narrowed run leaves out."""
-    return [] if models is None else [m for m in MAPPINGS if m not in models]
+    return [] if models is None else [m for m in SPEC_MAPPINGS if m not in models]
 
 
 def run_peers(

@@ -1,6 +1,6 @@
 """The spec-driven walks of ``refimpl peers``: every graphed model a peer's components allow.
 
-For each model of :data:`refimpl.conformance.walks.models.MAPPINGS` whose component the
+For each model of :data:`refimpl.conformance.walks.models.SPEC_MAPPINGS` whose component the
 peer's adapter offers, :func:`walk_peer` runs ``refimpl conform --from-spec MODEL``
 (in-process, :func:`refimpl.conformance.walks.run.drive`) and records what is
 deterministic about it: the verdict (``pass``, ``deviation``, ``not run`` when the
@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from refimpl.conformance.walks.models import MAPPINGS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 from refimpl.conformance.walks.run import drive, load_model_graph
 
 __all__ = ["WALK_VERDICTS", "render_walks", "walk_peer"]
@@ -36,7 +36,7 @@ def walk_peer(
     the observations and the seconds each took."""
     observed: dict[str, Any] = {}
     seconds: dict[str, float] = {}
-    for model, mapping in MAPPINGS.items():
+    for model, mapping in SPEC_MAPPINGS.items():
         if mapping.component not in offered or (models is not None and model not in models):
             continue
         started = time.monotonic()

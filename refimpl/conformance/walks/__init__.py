@@ -13,9 +13,9 @@ Modules, from the entry point down:
   Chinese postman with reset) from a minimum-cost flow and an Euler circuit;
 - :mod:`~refimpl.conformance.walks.drivable`: a graph's drivable steps indexed for
   search, and which edges a walk has taken;
-- :mod:`~refimpl.conformance.walks.models`: ``MAPPINGS``, every walked model by name;
+- :mod:`~refimpl.conformance.walks.models`: ``SPEC_MAPPINGS``, every walked model by name;
 - the request mappings, how each spec action becomes protocol requests and what its
-  answers must be: :mod:`~refimpl.conformance.walks.mapping` (the shared shape,
+  answers must be: :mod:`~refimpl.conformance.walks.spec_mapping` (the shared shape,
   ``SpecMapping``, and shared parts), :mod:`~refimpl.conformance.walks.workqueue_mapping`,
   :mod:`~refimpl.conformance.walks.fifo_mapping`,
   :mod:`~refimpl.conformance.walks.informer_mapping`.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 
-from refimpl.conformance.walks.mapping import (
+from refimpl.conformance.walks.spec_mapping import (
     DrivenEdge,
     SpecMapping,
     shared_credit,

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from refimpl.conformance.reference.cache import delta_json, to_json
-from refimpl.conformance.walks.mapping import (
+from refimpl.conformance.walks.spec_mapping import (
     Check,
     DrivenEdge,
     MappingDefaults,

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from refimpl.conformance.walks.mapping import (
+from refimpl.conformance.walks.spec_mapping import (
     HARNESS_ONLY,
     Check,
     DrivenEdge,

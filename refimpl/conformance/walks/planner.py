@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence, Set
 
 from refimpl.conformance.walks.drivable import DrivableGraph
-from refimpl.conformance.walks.mapping import DrivenEdge
+from refimpl.conformance.walks.spec_mapping import DrivenEdge
 
 __all__ = ["Move", "min_cost_flow", "plan_walks"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from refimpl.conformance.walks.mapping import DrivenEdge
+from refimpl.conformance.walks.spec_mapping import DrivenEdge
 
 __all__ = ["Coverage", "Deviation", "Logged", "SpecRun", "error_kind", "shown"]
 

@@ -6,14 +6,14 @@ MODEL (spec/graphs/, the graphs the code replay checks refimpl against,
 until every edge the protocol can drive has been taken once (:func:`drive`: the
 handshake, then a :class:`~refimpl.conformance.walks.walker.Walker`). Each step sends
 the edge's request (the model's request mapping,
-:data:`~refimpl.conformance.walks.models.MAPPINGS`, translates spec actions), compares
+:data:`~refimpl.conformance.walks.models.SPEC_MAPPINGS`, translates spec actions), compares
 the answer with what the edge's states make observable, then checks a few
 observations (``len``, ``has_synced``) against the target state: carried by the step's
 last call where the adapter declares them (docs/protocol.md, "Observations carried by
 a call"), else each a request of its own. Edges that differ only in variables the
 harness alone holds (the mapping's ``hidden``: which worker holds an item, what the
 consumer does) are one test: taking one covers all
-(:func:`~refimpl.conformance.walks.mapping.shared_credit`). A wrong answer is reported
+(:func:`~refimpl.conformance.walks.spec_mapping.shared_credit`). A wrong answer is reported
 with the path that led to it from the initial state (:mod:`refimpl.conformance.walks.report`).
 :func:`run_from_spec` prints each model's verdict and coverage and gives the exit status.
 """
@@ -28,9 +28,9 @@ from typing import TextIO
 from refimpl.conformance.process import AdapterFailure, AdapterProcess
 from refimpl.conformance.walks import walker
 from refimpl.conformance.walks.drivable import DrivableGraph
-from refimpl.conformance.walks.mapping import SpecMapping
-from refimpl.conformance.walks.models import MAPPINGS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 from refimpl.conformance.walks.report import Coverage, SpecRun
+from refimpl.conformance.walks.spec_mapping import SpecMapping
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import default_spec_dir, load_manifest
 
@@ -147,12 +147,12 @@ def run_from_spec(
     ``refimpl conform`` (0 every edge agreed, 1 a deviation, 2 the adapter failed or
     cannot drive a model, 3 an unknown model, 4 inconclusive: nothing disagreed but
     edges were left untaken; any other outcome of another model wins over 4)."""
-    names = list(models) if models and models != ["all"] else list(MAPPINGS)
-    unknown = [m for m in names if m not in MAPPINGS]
+    names = list(models) if models and models != ["all"] else list(SPEC_MAPPINGS)
+    unknown = [m for m in names if m not in SPEC_MAPPINGS]
     if unknown:
         print(
             f"refimpl conform: --from-spec {', '.join(unknown)}: no such driven model "
-            f"(choose from {', '.join(MAPPINGS)}, or all)",
+            f"(choose from {', '.join(SPEC_MAPPINGS)}, or all)",
             file=err,
         )
         return 3
@@ -175,7 +175,7 @@ def run_from_spec(
             print(f"refimpl conform: {exc}", file=err)
             return 3
         run = drive(
-            MAPPINGS[model],
+            SPEC_MAPPINGS[model],
             graph,
             command,
             timeout=timeout,

@@ -33,13 +33,6 @@ import attrs
 
 from refimpl.conformance.process import AdapterProcess
 from refimpl.conformance.walks.drivable import DrivableGraph, TakenEdges
-from refimpl.conformance.walks.mapping import (
-    HARNESS_ONLY,
-    Check,
-    DrivenEdge,
-    SpecMapping,
-    request_key,
-)
 from refimpl.conformance.walks.planner import plan_walks
 from refimpl.conformance.walks.report import (
     Coverage,
@@ -48,6 +41,13 @@ from refimpl.conformance.walks.report import (
     SpecRun,
     error_kind,
     shown,
+)
+from refimpl.conformance.walks.spec_mapping import (
+    HARNESS_ONLY,
+    Check,
+    DrivenEdge,
+    SpecMapping,
+    request_key,
 )
 from refimpl.tla.values import Value
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from refimpl.conformance.walks.mapping import (
+from refimpl.conformance.walks.spec_mapping import (
     Check,
     DrivenEdge,
     MappingDefaults,

@@ -13,7 +13,7 @@ mappings themselves, one module per spec family, owning no state:
 * :mod:`~refimpl.conformance.walks.informer_mapping` (spec/Informer.tla,
   spec/InformerAtomic.tla);
 
-and :data:`refimpl.conformance.walks.models.MAPPINGS` names them by model. For every
+and :data:`refimpl.conformance.walks.models.SPEC_MAPPINGS` names them by model. For every
 model whose component the protocol has, a mapping says:
 
 * which graph edges the protocol can drive, merged where one protocol call is several
