@@ -273,7 +273,8 @@ class InformerMapping(MappingDefaults):
     timed: bool = False
     #: The informer's walks are short anyway (the server's history only grows, so
     #: most walks end in a reset), and planning its large graphs took longer than the
-    #: walks it saved (docs/conformance.md, "How the walks are built").
+    #: walks it saved (docs/conformance.md, "How the walks are built"; the planner
+    #: module's measurement).
     planned: bool = False
     methods: frozenset[str] = frozenset(
         {"add_handler", "start", "list_reply", "watch_open", "watch_error", "watch_event"}
