@@ -320,7 +320,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def _from_spec(args: argparse.Namespace, config: Config) -> int:
-    from refimpl.conformance.walks.walker import run_from_spec
+    from refimpl.conformance.walks.run import run_from_spec
 
     log = open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
     try:

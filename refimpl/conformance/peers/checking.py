@@ -43,7 +43,7 @@ from refimpl.conformance.peers.walks import walk_peer
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import BUDGET_ENDED, Config
 from refimpl.conformance.search.session import RunContext
-from refimpl.conformance.walks.mapping import DRIVERS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 
 __all__ = [
     "PeerRun",
@@ -342,7 +342,7 @@ def _run_walks(
 
 def _narrowed(models: Sequence[str] | None) -> list[str]:
     """The driven models a narrowed run leaves out."""
-    return [] if models is None else [m for m in DRIVERS if m not in models]
+    return [] if models is None else [m for m in SPEC_MAPPINGS if m not in models]
 
 
 def run_peers(

@@ -20,7 +20,7 @@ from typing import Any
 
 from refimpl.conformance.peers.walks import WALK_VERDICTS
 from refimpl.conformance.protocol import COMPONENTS
-from refimpl.conformance.walks.mapping import DRIVERS
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
 
 __all__ = [
     "CHECK_DEFAULTS",
@@ -252,8 +252,8 @@ def _walks(raw: Any, where: str) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise ManifestError(f"{where} must be an object: model -> verdict")
     for model, verdict in raw.items():
-        if model not in DRIVERS:
-            raise ManifestError(f"{where}: no driven model {model!r} ({', '.join(DRIVERS)})")
+        if model not in SPEC_MAPPINGS:
+            raise ManifestError(f"{where}: no driven model {model!r} ({', '.join(SPEC_MAPPINGS)})")
         if verdict not in WALK_VERDICTS:
             raise ManifestError(f"{where}.{model} must be one of {', '.join(WALK_VERDICTS)}")
     return dict(raw)

@@ -1,8 +1,8 @@
 """The spec-driven walks of ``refimpl peers``: every graphed model a peer's components allow.
 
-For each model of :data:`refimpl.conformance.walks.mapping.DRIVERS` whose component the
+For each model of :data:`refimpl.conformance.walks.models.SPEC_MAPPINGS` whose component the
 peer's adapter offers, :func:`walk_peer` runs ``refimpl conform --from-spec MODEL``
-(in-process, :func:`refimpl.conformance.walks.walker.drive`) and records what is
+(in-process, :func:`refimpl.conformance.walks.run.drive`) and records what is
 deterministic about it: the verdict (``pass``, ``deviation``, ``not run`` when the
 adapter cannot be driven through that model, e.g. a create option it narrows away, or
 ``inconclusive`` when drivable edges were left untaken: never a pass), the
@@ -17,8 +17,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from refimpl.conformance.walks.mapping import DRIVERS
-from refimpl.conformance.walks.walker import drive, load_model_graph
+from refimpl.conformance.walks.models import SPEC_MAPPINGS
+from refimpl.conformance.walks.run import drive, load_model_graph
 
 __all__ = ["WALK_VERDICTS", "render_walks", "walk_peer"]
 
@@ -36,11 +36,11 @@ def walk_peer(
     the observations and the seconds each took."""
     observed: dict[str, Any] = {}
     seconds: dict[str, float] = {}
-    for model, driver in DRIVERS.items():
-        if driver.component not in offered or (models is not None and model not in models):
+    for model, mapping in SPEC_MAPPINGS.items():
+        if mapping.component not in offered or (models is not None and model not in models):
             continue
         started = time.monotonic()
-        run = drive(driver, load_model_graph(model), command, timeout=timeout)
+        run = drive(mapping, load_model_graph(model), command, timeout=timeout)
         seconds[model] = round(time.monotonic() - started, 1)
         cov = run.coverage
         entry: dict[str, Any] = {

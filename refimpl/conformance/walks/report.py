@@ -1,0 +1,148 @@
+"""What a spec walk reports: its coverage, the first deviation, and the verdict.
+
+Owns :class:`Coverage` (edges, states, steps, requests of a run, and its summary
+lines), :class:`Deviation` (the first answer the spec does not allow, with the path
+that led to it, and how it is described) and :class:`SpecRun` (both, and the
+verdict). Filled in by :mod:`refimpl.conformance.walks.walker` and
+:mod:`refimpl.conformance.walks.run`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from refimpl.conformance.walks.spec_mapping import DrivenEdge
+
+__all__ = ["Coverage", "Deviation", "Logged", "SpecRun", "error_kind", "shown"]
+
+#: A request sent and the answer it got.
+Logged = tuple[dict[str, Any], Any]
+
+
+@attrs.frozen
+class Deviation:
+    """The first answer the spec does not allow, and the steps that led to it."""
+
+    #: the spec actions from the initial state; the last one got the wrong answer
+    path: tuple[str, ...]
+    request: dict[str, Any]
+    expected: tuple[Any, ...]
+    actual: Any
+    #: every request since the last reset, with its answer
+    log: tuple[Logged, ...]
+    #: the steps as the walker took them (for replaying a shorter path)
+    steps: tuple[DrivenEdge, ...] = ()
+    #: True: ``path`` is a shorter spec path (see walker.Walker.shorten), replayed on a reset
+    #: adapter, failing again; False: every shorter path tried passed
+    shortened: bool | None = None
+
+    def describe(self, show: int = 40) -> str:
+        if self.shortened:
+            head = "a shorter path in the spec, replayed after a reset"
+        elif self.shortened is False:
+            head = "the walk from the initial state (no shorter path tried failed)"
+        else:
+            head = "the path from the initial state"
+        lines = [f"{head} (spec actions; the last one got a wrong answer):"]
+        first = max(0, len(self.path) - show)
+        if first:
+            lines.append(f"  ... {first} earlier steps (all requests: --log FILE)")
+        lines += [f"  {i + 1:>4}. {self.path[i]}" for i in range(first, len(self.path))]
+        lines.append(f"request: {shown(self.request)}")
+        lines.append(f"the spec allows: {' or '.join(shown(e) for e in self.expected)}")
+        lines.append(f"the adapter answered: {shown(self.actual)}")
+        log = self.log[-2 * show :]
+        lines.append(
+            "requests since the last reset (> sent, < answered)"
+            + (f", the last {len(log)}:" if len(log) < len(self.log) else ":")
+        )
+        for request, answer in log:
+            lines.append(f"  > {shown(request)}")
+            lines.append(f"  < {shown(answer)}")
+        return "\n".join(lines)
+
+
+def error_kind(value: Any) -> Any:
+    """An observed answer as a request of its own would be compared: an error by its kind."""
+    if isinstance(value, dict) and set(value) == {"error"} and isinstance(value["error"], dict):
+        return {"error": {"kind": value["error"].get("kind")}}
+    return value
+
+
+def shown(value: Any) -> str:
+    """A request or an answer as the report prints it (one line of JSON)."""
+    return json.dumps(value, separators=(", ", ": "))
+
+
+@attrs.define
+class Coverage:
+    """What a run covered; ``edges`` counts graph edges (a merged step covers two)."""
+
+    model: str
+    states: int
+    edges: int
+    undriven: dict[str, int]
+    unreachable: int = 0
+    drivable: int = 0
+    covered: int = 0
+    states_visited: int = 0
+    steps: int = 0
+    requests: int = 0
+    resets: int = 0
+    open_order_steps: int = 0
+    #: checks answered inside another request (docs/protocol.md, observations)
+    observed: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.model}: covered {self.covered} of {self.drivable} drivable edges "
+            f"({self.edges} in the graph), {self.states_visited} of {self.states} states; "
+            f"{self.steps} steps in {self.resets + 1} walks, {self.requests} requests, "
+            f"{self.seconds:.1f} s",
+        ]
+        if self.observed:
+            lines.append(
+                f"  {self.observed} checks were answered inside those requests (observations "
+                "carried by a call), not as requests of their own"
+            )
+        for reason, count in sorted(self.undriven.items()):
+            if count:
+                lines.append(f"  not driven: {count} edges ({reason})")
+        if self.unreachable:
+            lines.append(
+                f"  not driven: {self.unreachable} edges reachable only through edges "
+                "that are not driven"
+            )
+        if self.open_order_steps:
+            lines.append(
+                f"  {self.open_order_steps} steps had several allowed answers (an order the "
+                "spec leaves open): any answer the spec allows was accepted"
+            )
+        return "\n".join(lines)
+
+
+@attrs.define
+class SpecRun:
+    coverage: Coverage
+    deviation: Deviation | None = None
+    refused: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.deviation is None and self.refused is None
+
+    @property
+    def verdict(self) -> str:
+        """``pass`` (every drivable edge agreed), ``deviation``, ``not run``, or
+        ``inconclusive``: nothing disagreed, but the sweep's tries ran out with drivable
+        edges untaken (the adapter's history kept the walk from them), so the run says
+        nothing about those."""
+        if self.deviation is not None:
+            return "deviation"
+        if self.refused is not None:
+            return "not run"
+        return "pass" if self.coverage.covered >= self.coverage.drivable else "inconclusive"
