@@ -46,6 +46,10 @@ SETTLE_ROUNDS = 60
 #: The stream entry for a watch-list's initial-events-end bookmark.
 INITIAL_END = "BOOKMARK/initial-events-end"
 
+#: What every example sends besides its drawn :data:`ACTIONS`: the handlers, ``start``
+#: (both in ``create``), and the ``state`` read after each clock step.
+FRAME_METHODS = frozenset({"add_handler", "start", "state"})
+
 
 class ServerModel:
     """The harness's API server while generating: honest answers for the informer."""
