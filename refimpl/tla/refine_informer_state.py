@@ -57,6 +57,7 @@ from refimpl.cache.reflector import (
     VERY_SHORT_WATCH,
     ReflectorCore,
     ReflectorLoop,
+    Steps,
     WaitForEvent,
     WaitUntil,
 )
@@ -193,19 +194,7 @@ class InformerStates:
         )
         store = SwitchStore()
         core = self.reflector_core_factory()
-        loop = ReflectorLoop(
-            lw,
-            store,
-            core,
-            name="replay",
-            clock=clock,
-            rng=random.Random(0),
-            delay=lambda: 1.0,
-            stop=NeverStop(),
-            # The specs' reflector lists, then watches: they do not model watch-list
-            # (client-go's default since v1.35), so the replay pins list + watch.
-            use_watch_list=False,
-        ).run()
+        loop = _reflector_loop(lw, store, core, clock)
         built = BuiltInformer(
             server=server,
             spec_history=history,
@@ -441,3 +430,23 @@ class InformerStates:
                 if before != [rv for rv in sent if rv <= mark]:
                     return f"bookmark at {mark} behind writes {before} in the watch stream"
         return "watch"
+
+
+def _reflector_loop(
+    lw: ScriptedListerWatcher, store: SwitchStore, core: ReflectorCore, clock: FakeClock
+) -> Steps[None]:
+    """client-go's reflector loop over the replay's lister-watcher and store, not yet
+    started (the replay drives it one park point at a time)."""
+    return ReflectorLoop(
+        lw,
+        store,
+        core,
+        name="replay",
+        clock=clock,
+        rng=random.Random(0),
+        delay=lambda: 1.0,
+        stop=NeverStop(),
+        # The specs' reflector lists, then watches: they do not model watch-list
+        # (client-go's default since v1.35), so the replay pins list + watch.
+        use_watch_list=False,
+    ).run()
