@@ -274,6 +274,11 @@ def _queued_deltas(state: Mapping[str, Value]) -> int:
     return sum(len(v) for v in items.values() if isinstance(v, tuple))
 
 
+#: One producer call: the order of the known objects (None: the store's own), the
+#: core's method and its arguments.
+_Call = tuple[tuple[str, ...] | None, str, tuple[object, ...]]
+
+
 @attrs.frozen
 class DeltaFIFOMapping:
     """Callable for :func:`refimpl.tla.replay.replay` over a DeltaFIFO graph.
@@ -327,22 +332,11 @@ class DeltaFIFOMapping:
                 moves.append(Move("Pop", (), self.spec_state(core, store, consumer)))
         return moves
 
-    def _called(
-        self,
-        state: Mapping[str, Value],
-        consumer: str,
-        order: tuple[str, ...] | None,
-        method: str,
-        args: tuple[object, ...],
-    ) -> dict[str, Value]:
+    def _called(self, state: Mapping[str, Value], consumer: str, call: _Call) -> dict[str, Value]:
+        order, method, args = call
         core, store = self.build(state, order)
         getattr(core, method)(*args)
         return self.spec_state(core, store, consumer)
-
-
-#: The spec state after calling one producer method (name, arguments) on the core built
-#: in a state with its known objects in an order (None: the store's own).
-_Called = Callable[[tuple[str, ...] | None, str, tuple[object, ...]], dict[str, Value]]
 
 
 def _producer_moves(
@@ -351,7 +345,7 @@ def _producer_moves(
     *,
     room: bool,
     orders: Callable[[], Sequence[tuple[str, ...] | None]],
-    called: _Called,
+    called: Callable[[_Call], dict[str, Value]],
 ) -> list[Move]:
     """The producer's moves, the same for both FIFOs: while there is ``room``, Add /
     Update / Delete of every object, Replace with every relist and Resync (in every
@@ -361,15 +355,15 @@ def _producer_moves(
     if room:
         for o in objs:
             for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
-                moves.append(Move(action, (o,), called(None, method, (object_from_spec(o),))))
+                moves.append(Move(action, (o,), called((None, method, (object_from_spec(o),)))))
         known_orders = orders()
         for listed in relists(keys, rvs):
             for order in known_orders:
                 listed_objs = [object_from_spec(o) for o in listed]
-                moves.append(Move("Replace", (listed,), called(order, "replace", (listed_objs,))))
+                moves.append(Move("Replace", (listed,), called((order, "replace", (listed_objs,)))))
         for order in known_orders:
-            moves.append(Move("Resync", (), called(order, "resync", ())))
-    moves.append(Move("Close", (), called(None, "close", ())))
+            moves.append(Move("Resync", (), called((order, "resync", ()))))
+    moves.append(Move("Close", (), called((None, "close", ()))))
     return moves
 
 
@@ -461,14 +455,8 @@ class RealFIFOMapping:
             moves.append(self._consume("PopBatch", "TakeBatch", core, store, entries))
         return moves
 
-    def _called(
-        self,
-        state: Mapping[str, Value],
-        consumer: str,
-        order: tuple[str, ...] | None,
-        method: str,
-        args: tuple[object, ...],
-    ) -> dict[str, Value]:
+    def _called(self, state: Mapping[str, Value], consumer: str, call: _Call) -> dict[str, Value]:
+        order, method, args = call
         core, store, taken = self.build(state, order)
         getattr(core, method)(*args)
         return self.spec_state(core, store, taken, consumer)
