@@ -36,7 +36,7 @@ from unittest import mock
 
 import pytest
 from test_conformance_broken import BROKEN_BUGS, BUGS
-from test_tlc_trace import tlc
+from trace_helpers import tlc
 
 from refimpl.cache import informer_core
 from refimpl.cache import reflector as reflector_module

@@ -29,8 +29,8 @@ from refimpl.cache.shared_informer import FifoMode
 from refimpl.clock import FakeClock
 from refimpl.meta import Object
 from refimpl.sim import RunResult, SimInformer, Simulator, TapeChooser
+from refimpl.sim import incarnation as sim_incarnation
 from refimpl.sim import informer as sim_informer
-from refimpl.sim import simulator as sim_simulator
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
 MODES = [str(m) for m in FifoMode]
@@ -211,7 +211,7 @@ def test_synced_means_the_whole_first_list_is_cached_and_a_v136_delta_window_bre
             return deltas
 
     assert not failures(runs("informer", "delta"), "synced-initial-list")
-    monkeypatch.setattr(sim_simulator, "SimInformer", EarlySync)
+    monkeypatch.setattr(sim_incarnation, "SimInformer", EarlySync)
     results = [Simulator("informer", seed=s, fifo_mode="delta").run() for s in range(3)]
     assert all(r.of("synced-initial-list") for r in results)
 

@@ -1,8 +1,25 @@
-"""Deterministic simulation of the controller stack (see ``refimpl.sim.simulator``).
+"""Deterministic simulation of the controller stack.
 
 ``Simulator(scenario, seed=N).run(steps)`` runs a scenario as a pure function of its
 seed (or of a chooser's answers) and returns a :class:`RunResult`; ``refimpl sim`` is
-the command line (``refimpl.sim.cli``).
+the command line. The modules:
+
+- :mod:`~refimpl.sim.simulator`: the run loop (steps with faults, then the drain, the
+  verdict); :mod:`~refimpl.sim.result`: :class:`RunResult` and its verdicts;
+- :mod:`~refimpl.sim.state`: one run's state (world, incarnation, choices, counters)
+  and its trace line (``abstract_state``); :mod:`~refimpl.sim.trace_schema` types that
+  line, :mod:`~refimpl.sim.spec_trace` adds the fields spec/Informer.tla needs;
+- :mod:`~refimpl.sim.actions`: which actions are enabled and what each does;
+  :mod:`~refimpl.sim.faults`: the fault actions;
+- :mod:`~refimpl.sim.world`: what outlives a crash (clock, API server, history);
+  :mod:`~refimpl.sim.incarnation`: one controller process (informer, handlers, queue,
+  workers); :mod:`~refimpl.sim.informer`: the stepped shared informer;
+  :mod:`~refimpl.sim.controllers`: the ReplicaSet-like reconciler and its workers;
+- :mod:`~refimpl.sim.scenarios`: the shipped scenarios and their kinds;
+  :mod:`~refimpl.sim.monitors`: the properties checked as the run goes;
+  :mod:`~refimpl.sim.choosers`: who answers the choices (seed, tape, Hypothesis);
+- :mod:`~refimpl.sim.shrink`: shrinking a violating run; :mod:`~refimpl.sim.cli`:
+  ``refimpl sim``.
 """
 
 from refimpl.sim.choosers import (

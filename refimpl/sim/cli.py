@@ -15,11 +15,13 @@ from contextlib import ExitStack
 from typing import IO, Any
 
 from refimpl.cache.shared_informer import FifoMode
+from refimpl.sim.actions import PROGRESS_ACTIONS
 from refimpl.sim.choosers import Chooser, TapeChooser, parse_tape
 from refimpl.sim.monitors import PROPERTIES
+from refimpl.sim.result import HOLDS, INCONCLUSIVE, VIOLATED
 from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, get_scenario
 from refimpl.sim.shrink import DEFAULT_SHRINK_RUNS, Shrunk, shrink_run
-from refimpl.sim.simulator import HOLDS, INCONCLUSIVE, PROGRESS_ACTIONS, VIOLATED, Simulator
+from refimpl.sim.simulator import Simulator
 
 __all__ = ["EXIT_STATUS", "register"]
 

@@ -11,18 +11,18 @@ reconcile, writes, done). Refines ``spec/Controller.tla`` (``Reconcile``, ``Work
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import attrs
 
 from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
-
-if TYPE_CHECKING:
-    from refimpl.sim.simulator import Incarnation
+from refimpl.sim.informer import SimInformer
+from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
 __all__ = [
     "OWNER_INDEX",
+    "ControllerHost",
     "ControllerLogic",
     "ReplicaSetLogic",
     "Worker",
@@ -72,6 +72,17 @@ class Write:
         return f"delete {self.key} ({self.reason})"
 
 
+class ControllerHost(Protocol):
+    """What a controller reads of the process it runs in (the simulator's
+    :class:`~refimpl.sim.incarnation.Incarnation`): its informer and its work queue."""
+
+    @property
+    def informer(self) -> SimInformer: ...
+
+    @property
+    def queue(self) -> VirtualRateLimitingQueue[str] | None: ...
+
+
 class ControllerLogic(Protocol):
     handler: ResourceEventHandler
 
@@ -103,7 +114,7 @@ class ReplicaSetLogic:
     from the add/delete notifications it saw -- so a lost notification is never repaired.
     """
 
-    def __init__(self, incarnation: Incarnation, *, edge: bool) -> None:
+    def __init__(self, incarnation: ControllerHost, *, edge: bool) -> None:
         self.incarnation = incarnation
         self.edge = edge
         #: edge only: ReplicaSet name -> {pod key: (pod uid, owner uid)}, kept from

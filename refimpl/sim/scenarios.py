@@ -10,7 +10,7 @@ scenarios are the environment of ``spec/Controller.tla`` / ``spec/Informer.tla``
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import attrs
 
@@ -18,15 +18,14 @@ from refimpl.cache.store import IndexFunc
 from refimpl.meta import Object
 from refimpl.sim.controllers import (
     OWNER_INDEX,
+    ControllerHost,
     ControllerLogic,
     ReplicaSetLogic,
     is_pod,
     is_rs,
     owner_index,
 )
-
-if TYPE_CHECKING:
-    from refimpl.sim.simulator import Incarnation, World
+from refimpl.sim.world import World
 
 __all__ = [
     "FAULT_KINDS",
@@ -151,7 +150,7 @@ class Kind(Protocol):
     def setup(self, world: World, scenario: Scenario) -> None: ...
     def client_write(self, world: World, scenario: Scenario, choose: Choose) -> str: ...
     def make_logic(
-        self, incarnation: Incarnation, scenario: Scenario
+        self, incarnation: ControllerHost, scenario: Scenario
     ) -> ControllerLogic | None: ...
     def unmet(self, world: World) -> list[str]: ...
 
@@ -184,7 +183,7 @@ class InformerKind:
         o = world.delete_key(key)
         return f"delete {key}@{o.resource_version}"
 
-    def make_logic(self, incarnation: Incarnation, scenario: Scenario) -> ControllerLogic | None:
+    def make_logic(self, incarnation: ControllerHost, scenario: Scenario) -> ControllerLogic | None:
         return None
 
     def unmet(self, world: World) -> list[str]:
@@ -226,7 +225,7 @@ class ReplicaSetKind:
         o = world.update(rs.evolve(data=replicas))
         return f"scale {rs.name} {rs.data}->{replicas}@{o.resource_version}"
 
-    def make_logic(self, incarnation: Incarnation, scenario: Scenario) -> ControllerLogic | None:
+    def make_logic(self, incarnation: ControllerHost, scenario: Scenario) -> ControllerLogic | None:
         return ReplicaSetLogic(incarnation, edge=scenario.trigger == "edge")
 
     def unmet(self, world: World) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
 __all__ = [
@@ -136,6 +136,16 @@ def _describe(tp: Any) -> str:
     return "anything"
 
 
+#: The checks of the scalar types the schema uses (a JSON number is never a bool).
+_SCALAR_CHECKS: dict[type, Callable[[Any], bool]] = {
+    bool: lambda value: isinstance(value, bool),
+    int: lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+    float: lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+    str: lambda value: isinstance(value, str),
+    type(None): lambda value: value is None,
+}
+
+
 def _check(value: Any, tp: Any, what: str) -> None:
     """Raise ValueError naming ``what`` unless ``value`` (decoded JSON) fits ``tp``."""
     origin = typing.get_origin(tp)
@@ -154,20 +164,25 @@ def _check(value: Any, tp: Any, what: str) -> None:
             except ValueError as err:
                 errors.append(err)
         raise ValueError(f"{what}: expected {_describe(tp)}, got {value!r}")
+    scalar = _SCALAR_CHECKS.get(tp) if isinstance(tp, type) else None
     ok: bool
-    if tp is bool:
-        ok = isinstance(value, bool)
-    elif tp is int:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    elif tp is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif tp is str:
-        ok = isinstance(value, str)
-    elif tp is type(None):
-        ok = value is None
+    if scalar is not None:
+        ok = scalar(value)
     elif origin is Literal:
         ok = value in args
-    elif origin is list:
+    else:
+        ok = _check_structure(value, tp, what)
+    if not ok:
+        raise ValueError(f"{what}: expected {_describe(tp)}, got {value!r}")
+
+
+def _check_structure(value: Any, tp: Any, what: str) -> bool:
+    """Whether ``value`` has ``tp``'s shape (a list, a tuple, a dict or a TypedDict);
+    raises ValueError naming the first item that does not fit."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    ok: bool
+    if origin is list:
         ok = isinstance(value, list)
         if ok:
             for i, item in enumerate(value):
@@ -189,8 +204,7 @@ def _check(value: Any, tp: Any, what: str) -> None:
             _check_fields(value, tp, what)
     else:  # pragma: no cover - the schema uses only the types above
         raise TypeError(f"{what}: no check for {tp!r}")
-    if not ok:
-        raise ValueError(f"{what}: expected {_describe(tp)}, got {value!r}")
+    return ok
 
 
 _HINTS: dict[Any, dict[str, Any]] = {}

@@ -54,6 +54,7 @@ every order the code can produce is one code move.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -273,6 +274,11 @@ def _queued_deltas(state: Mapping[str, Value]) -> int:
     return sum(len(v) for v in items.values() if isinstance(v, tuple))
 
 
+#: One producer call: the order of the known objects (None: the store's own), the
+#: core's method and its arguments.
+_Call = tuple[tuple[str, ...] | None, str, tuple[object, ...]]
+
+
 @attrs.frozen
 class DeltaFIFOMapping:
     """Callable for :func:`refimpl.tla.replay.replay` over a DeltaFIFO graph.
@@ -305,29 +311,14 @@ class DeltaFIFOMapping:
         }
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
-        moves: list[Move] = []
         consumer = str(state["consumer"])
-        woken = _woken(consumer)
-        objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in self.keys for r in self.rvs]
-        if _queued_deltas(state) < self.max_queued:
-            for o in objs:
-                for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
-                    core, store = self.build(state)
-                    getattr(core, method)(object_from_spec(o))
-                    moves.append(Move(action, (o,), self.spec_state(core, store, woken)))
-            orders = _key_orders(self.build(state)[1])
-            for listed in relists(self.keys, self.rvs):
-                for order in orders:
-                    core, store = self.build(state, order)
-                    core.replace([object_from_spec(o) for o in listed])
-                    moves.append(Move("Replace", (listed,), self.spec_state(core, store, woken)))
-            for order in orders:
-                core, store = self.build(state, order)
-                core.resync()
-                moves.append(Move("Resync", (), self.spec_state(core, store, woken)))
-        core, store = self.build(state)
-        core.close()
-        moves.append(Move("Close", (), self.spec_state(core, store, woken)))
+        moves = _producer_moves(
+            self.keys,
+            self.rvs,
+            room=_queued_deltas(state) < self.max_queued,
+            orders=lambda: _key_orders(self.build(state)[1]),
+            called=functools.partial(self._called, state, _woken(consumer)),
+        )
         if consumer == "running":
             core, store = self.build(state)
             try:
@@ -340,6 +331,40 @@ class DeltaFIFOMapping:
                 process_deltas(_NullHandler(), store, deltas, initial)
                 moves.append(Move("Pop", (), self.spec_state(core, store, consumer)))
         return moves
+
+    def _called(self, state: Mapping[str, Value], consumer: str, call: _Call) -> dict[str, Value]:
+        order, method, args = call
+        core, store = self.build(state, order)
+        getattr(core, method)(*args)
+        return self.spec_state(core, store, consumer)
+
+
+def _producer_moves(
+    keys: Sequence[str],
+    rvs: Sequence[int],
+    *,
+    room: bool,
+    orders: Callable[[], Sequence[tuple[str, ...] | None]],
+    called: Callable[[_Call], dict[str, Value]],
+) -> list[Move]:
+    """The producer's moves, the same for both FIFOs: while there is ``room``, Add /
+    Update / Delete of every object, Replace with every relist and Resync (in every
+    ``orders`` of the known objects); then Close."""
+    moves: list[Move] = []
+    objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in keys for r in rvs]
+    if room:
+        for o in objs:
+            for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
+                moves.append(Move(action, (o,), called((None, method, (object_from_spec(o),)))))
+        known_orders = orders()
+        for listed in relists(keys, rvs):
+            for order in known_orders:
+                listed_objs = [object_from_spec(o) for o in listed]
+                moves.append(Move("Replace", (listed,), called((order, "replace", (listed_objs,)))))
+        for order in known_orders:
+            moves.append(Move("Resync", (), called((order, "resync", ()))))
+    moves.append(Move("Close", (), called((None, "close", ()))))
+    return moves
 
 
 def _woken(consumer: str) -> str:
@@ -395,33 +420,16 @@ class RealFIFOMapping:
         }
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
-        moves: list[Move] = []
         consumer = str(state["consumer"])
-        woken = _woken(consumer)
-        objs = [Fn({"key": k, "rv": r, "dfsu": False}) for k in self.keys for r in self.rvs]
         log = state["log"]
         assert isinstance(log, tuple)
-        if len(log) < self.max_queued:
-            for o in objs:
-                for action, method in (("Add", "add"), ("Update", "update"), ("Delete", "delete")):
-                    core, store, taken = self.build(state)
-                    getattr(core, method)(object_from_spec(o))
-                    moves.append(Move(action, (o,), self.spec_state(core, store, taken, woken)))
-            orders = [None] if self.atomic else _key_orders(self.build(state)[1])
-            for listed in relists(self.keys, self.rvs):
-                for order in orders:
-                    core, store, taken = self.build(state, order)
-                    core.replace([object_from_spec(o) for o in listed])
-                    moves.append(
-                        Move("Replace", (listed,), self.spec_state(core, store, taken, woken))
-                    )
-            for order in orders:
-                core, store, taken = self.build(state, order)
-                core.resync()
-                moves.append(Move("Resync", (), self.spec_state(core, store, taken, woken)))
-        core, store, taken = self.build(state)
-        core.close()
-        moves.append(Move("Close", (), self.spec_state(core, store, taken, woken)))
+        moves = _producer_moves(
+            self.keys,
+            self.rvs,
+            room=len(log) < self.max_queued,
+            orders=lambda: [None] if self.atomic else _key_orders(self.build(state)[1]),
+            called=functools.partial(self._called, state, _woken(consumer)),
+        )
         core, store, taken = self.build(state)
         if taken:
             # Atomic: the taken entries are processed, then the bookkeeping.
@@ -446,6 +454,12 @@ class RealFIFOMapping:
             entries = [(d, initial) for d in batch]
             moves.append(self._consume("PopBatch", "TakeBatch", core, store, entries))
         return moves
+
+    def _called(self, state: Mapping[str, Value], consumer: str, call: _Call) -> dict[str, Value]:
+        order, method, args = call
+        core, store, taken = self.build(state, order)
+        getattr(core, method)(*args)
+        return self.spec_state(core, store, taken, consumer)
 
     def _consume(
         self,

@@ -12,7 +12,7 @@ and trace, the generated module, TLC's verdict), :mod:`~refimpl.tla.trace_workqu
 :mod:`~refimpl.tla.trace_fifo` (DeltaFIFO and RealFIFO) and
 :mod:`~refimpl.tla.trace_informer` (Informer and InformerAtomic).
 
-The lines of ``Simulator.abstract_state`` (refimpl/sim/simulator.py) are mapped to the
+The lines of ``Simulator.abstract_state`` (refimpl/sim/state.py) are mapped to the
 spec's variables (:func:`map_trace`), written as a module that EXTENDS
 spec/trace/<Spec>Trace.tla with the trace as a constant (:func:`trace_module`), and TLC
 decides whether some behaviour of the spec passes through every line (the technique is
@@ -37,7 +37,7 @@ The mappings (spec variable = trace field)::
     Informer   (needs the ``spec`` fields: ``Simulator(spec_trace=True)``, as the
     and        informer-spec scenario does; ``--fifo delta`` for Informer,
     Informer-  ``--fifo real-atomic`` for InformerAtomic.) Every rv is the code's - 1
-    Atomic     (the code's server starts at 1, as refine_informer.py maps it); keys
+    Atomic     (the code's server starts at 1, as refine_informer_state.py maps it); keys
                are the simulator's "namespace/name" strings, the same in every field.
                server[k] = server[k], absent = 0; history = spec.history, every write
                (type, key, rv) the simulator saw the server make, compacted or not

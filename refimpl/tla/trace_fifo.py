@@ -152,26 +152,16 @@ def _fifo_hints(
 
 def map_delta_fifo(raws: Sequence[TraceRecord]) -> TraceMapping:
     states = [_fifo_state(raw, _where(n, raw)) for n, raw in enumerate(raws, 1)]
-    keys: set[Value] = set()
-    rvs: set[Value] = set()
-    objs: set[Value] = set()
+    seen = _Seen()
     longest = 0
     for s in states:
         items, store = _as_fn(s["items"]), _as_fn(s["store"])
-        keys.update(items)
-        keys.update(store)
+        seen.keys.update(items)
         longest = max(longest, sum(len(_as_seq(v)) for v in items.values()))
         for value in items.values():
             for d in _as_seq(value):
-                obj = _as_fn(_as_fn(d)["obj"])
-                if obj["rv"] != 0:
-                    rvs.add(obj["rv"])
-                if not obj["dfsu"]:
-                    objs.add(obj)
-        for key, rv in store.items():
-            rvs.add(rv)
-            assert isinstance(key, str) and isinstance(rv, int)
-            objs.add(_obj(key, rv, False))
+                seen.queued(_as_fn(_as_fn(d)["obj"]))
+        seen.stored(store)
     lines: list[TraceLine] = []
     orders: set[Value] = set()
     previous: Mapping[str, Value] = _FIFO_INIT
@@ -180,26 +170,85 @@ def map_delta_fifo(raws: Sequence[TraceRecord]) -> TraceMapping:
         lists: set[Value] = set()
         if "Replace" in line.acts:
             listed, order = _fifo_hints(previous, line.state)
-            lists = {()} if listed is None else {(), listed}
-            if len(order) > 3:  # TraceOrders tries every order of up to 3 keys
-                orders.add(order)
+            lists = _relists(listed)
+            _add_order(orders, order)
         lines.append(attrs.evolve(line, hints={"lists": frozenset(lists)}))
         previous = line.state
+    return _fifo_mapping(
+        "DeltaFIFO",
+        lines,
+        _FIFO_INIT,
+        seen,
+        orders,
+        max_queued={"TraceMaxQueued": longest + 1},
+        constants=("MaxQueued <- TraceMaxQueued",),
+    )
+
+
+# -- what both FIFO mappings share --------------------------------------------------------
+
+
+@attrs.define
+class _Seen:
+    """What a FIFO trace shows: its keys, its rvs and its objects (the TLC model's
+    ``Keys``, ``RVs`` and ``TraceObjsIn``)."""
+
+    keys: set[Value] = attrs.Factory(set)
+    rvs: set[Value] = attrs.Factory(set)
+    objs: set[Value] = attrs.Factory(set)
+
+    def queued(self, obj: Fn) -> None:
+        """An object in a queued delta (a tombstone is no object of its own)."""
+        if obj["rv"] != 0:
+            self.rvs.add(obj["rv"])
+        if not obj["dfsu"]:
+            self.objs.add(obj)
+
+    def stored(self, store: Fn) -> None:
+        for key, rv in store.items():
+            assert isinstance(key, str) and isinstance(rv, int)
+            self.keys.add(key)
+            self.rvs.add(rv)
+            self.objs.add(_obj(key, rv, False))
+
+
+def _relists(listed: Value | None) -> set[Value]:
+    """The lists a Replace line may have listed: nothing, or what the line shows."""
+    return {()} if listed is None else {(), listed}
+
+
+def _add_order(orders: set[Value], order: tuple[Value, ...]) -> None:
+    if len(order) > 3:  # TraceOrders tries every order of up to 3 keys
+        orders.add(order)
+
+
+def _fifo_mapping(
+    spec: str,
+    lines: list[TraceLine],
+    initial: Mapping[str, Value],
+    seen: _Seen,
+    orders: set[Value],
+    *,
+    max_queued: Mapping[str, Value],
+    constants: tuple[str, ...],
+) -> TraceMapping:
+    """The mapping of a FIFO trace: ``max_queued`` is the definition of the queue bound
+    (if the trace sets it), ``constants`` the spec's own constants' substitutions."""
     return TraceMapping(
-        spec="DeltaFIFO",
+        spec=spec,
         lines=tuple(lines),
-        initial=_FIFO_INIT,
+        initial=initial,
         definitions={
-            "TraceKeys": frozenset(keys),
-            "TraceRVs": frozenset(rvs) or frozenset({1}),
-            "TraceMaxQueued": longest + 1,
-            "TraceObjData": frozenset(objs),
+            "TraceKeys": frozenset(seen.keys),
+            "TraceRVs": frozenset(seen.rvs) or frozenset({1}),
+            **max_queued,
+            "TraceObjData": frozenset(seen.objs),
             "TraceOrderData": frozenset(orders),
         },
         substitutions=(
             "Keys <- TraceKeys",
             "RVs <- TraceRVs",
-            "MaxQueued <- TraceMaxQueued",
+            *constants,
             "Orders <- TraceOrders",
             "ProducerMayRun <- Unbounded",
             "TraceObjsIn <- TraceObjData",
@@ -315,24 +364,15 @@ def map_real_fifo(raws: Sequence[TraceRecord], atomic: bool | None) -> TraceMapp
     states = [_real_state(raw, _where(n, raw)) for n, raw in enumerate(raws, 1)]
     if atomic is None:
         atomic = _is_atomic(states)
-    keys: set[Value] = set()
-    rvs: set[Value] = set()
-    objs: set[Value] = set()
+    seen = _Seen()
     for s in states:
         for d in _as_seq(s["log"]):
             obj = _as_fn(d)["obj"]
             for o in _as_seq(obj) if isinstance(obj, tuple) else (obj,):
                 o = _as_fn(o)
-                keys.add(o["key"])
-                if o["rv"] != 0:
-                    rvs.add(o["rv"])
-                if not o["dfsu"]:
-                    objs.add(o)
-        for key, rv in _as_fn(s["store"]).items():
-            assert isinstance(key, str) and isinstance(rv, int)
-            keys.add(key)
-            rvs.add(rv)
-            objs.add(_obj(key, rv, False))
+                seen.keys.add(o["key"])
+                seen.queued(o)
+        seen.stored(_as_fn(s["store"]))
     lines: list[TraceLine] = []
     orders: set[Value] = set()
     previous: Mapping[str, Value] = _REAL_INIT
@@ -340,17 +380,14 @@ def map_real_fifo(raws: Sequence[TraceRecord], atomic: bool | None) -> TraceMapp
         lists: set[Value] = set()
         if "Replace" in line.acts:
             listed, order = _real_hints(previous, line.state)
-            lists = {()} if listed is None else {(), listed}
+            lists = _relists(listed)
             # A relist's tombstones are two orders: logged keys, then stored ones.
             for cut in range(len(order) + 1):
                 for part in (order[:cut], order[cut:]):
-                    if len(part) > 3:  # TraceOrders tries every order of up to 3 keys
-                        orders.add(part)
+                    _add_order(orders, part)
             if not atomic:  # the order ReconciledEntries CHOOSEs, for every list tried
                 for listed_objs in lists:
-                    gone = _gone_order(previous, _as_seq(listed_objs))
-                    if len(gone) > 3:
-                        orders.add(gone)
+                    _add_order(orders, _gone_order(previous, _as_seq(listed_objs)))
         # Atomic: Take and Process per entry; else one Pop per entry (half the budget).
         acts = line.acts - ({"Pop"} if atomic else {"Take", "Process"})
         budget = line.budget // 2 if not atomic and "Pop" in line.acts else line.budget
@@ -363,25 +400,12 @@ def map_real_fifo(raws: Sequence[TraceRecord], atomic: bool | None) -> TraceMapp
             )
         )
         previous = line.state
-    return TraceMapping(
-        spec="RealFIFO",
-        lines=tuple(lines),
-        initial=_REAL_INIT,
-        definitions={
-            "TraceKeys": frozenset(keys),
-            "TraceRVs": frozenset(rvs) or frozenset({1}),
-            "TraceObjData": frozenset(objs),
-            "TraceOrderData": frozenset(orders),
-        },
-        substitutions=(
-            "Keys <- TraceKeys",
-            "RVs <- TraceRVs",
-            "MaxQueued = 1",
-            f"Atomic = {'TRUE' if atomic else 'FALSE'}",
-            "Orders <- TraceOrders",
-            "ProducerMayRun <- Unbounded",
-            "TraceObjsIn <- TraceObjData",
-            "OrderHintsIn <- TraceOrderData",
-            "TraceIn <- TraceData",
-        ),
+    return _fifo_mapping(
+        "RealFIFO",
+        lines,
+        _REAL_INIT,
+        seen,
+        orders,
+        max_queued={},
+        constants=("MaxQueued = 1", f"Atomic = {'TRUE' if atomic else 'FALSE'}"),
     )

@@ -19,7 +19,7 @@ from refimpl.sim.trace_schema import (
     WriteRecord,
     require,
 )
-from refimpl.tla.refine_informer import shift_rvs
+from refimpl.tla.refine_informer_parts import shift_rvs
 from refimpl.tla.trace_core import (
     StepRule,
     TraceLine,
@@ -127,7 +127,7 @@ _NOTES = {"add": "add", "update": "update", "delete": "delete", "deleteDFSU": "d
 def _spec_rv(rv: int, what: str, *, absent: bool = False) -> int:
     """A server resourceVersion as the Informer specs number it: the code's server
     starts at 1 and its first write is 2, the specs' history at 0, so ``code = spec +
-    1`` (as in refimpl/tla/refine_informer.py). With ``absent``, 0 ("no object") stays 0."""
+    1`` (as in refimpl/tla/refine_informer_state.py). With ``absent``, 0 ("no object") stays 0."""
     if rv == 0 and absent:
         return 0
     if rv < 2:
