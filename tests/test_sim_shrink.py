@@ -17,8 +17,8 @@ import pytest
 
 from refimpl.sim import Simulator, TapeChooser
 from refimpl.sim.choosers import Chooser
+from refimpl.sim.result import HOLDS, VIOLATED
 from refimpl.sim.shrink import first_property, shrink_run
-from refimpl.sim.simulator import HOLDS, VIOLATED
 
 
 def nowait(chooser: Chooser | None = None, seed: int | None = None) -> Simulator:

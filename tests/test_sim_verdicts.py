@@ -21,7 +21,7 @@ import pytest
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.sim import SCENARIOS, Simulator
 from refimpl.sim.choosers import TapeChooser
-from refimpl.sim.simulator import HOLDS, INCONCLUSIVE, VIOLATED, RunResult
+from refimpl.sim.result import HOLDS, INCONCLUSIVE, VIOLATED, RunResult
 
 MODES = [str(m) for m in FifoMode]
 #: Seeds per (scenario, mode, weights) in CI: about 40 s for all of them on one core.

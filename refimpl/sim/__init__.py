@@ -32,8 +32,9 @@ from refimpl.sim.choosers import (
 )
 from refimpl.sim.informer import SimInformer
 from refimpl.sim.monitors import PROPERTIES
+from refimpl.sim.result import RunResult
 from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, Scenario, get_scenario, parse_faults
-from refimpl.sim.simulator import RunResult, Simulator
+from refimpl.sim.simulator import Simulator
 
 __all__ = [
     "FAULT_KINDS",

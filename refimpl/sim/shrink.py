@@ -28,7 +28,8 @@ import attrs
 
 from refimpl.shrinking import drop_runs
 from refimpl.sim.choosers import Chooser, TapeChooser
-from refimpl.sim.simulator import RunResult, Simulator
+from refimpl.sim.result import RunResult
+from refimpl.sim.simulator import Simulator
 
 __all__ = ["DEFAULT_SHRINK_RUNS", "Shrunk", "first_property", "shrink_run"]
 

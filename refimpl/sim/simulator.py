@@ -23,21 +23,13 @@ import attrs
 
 from refimpl.cache.reflector import WaitUntil
 from refimpl.cache.shared_informer import FifoMode
-from refimpl.sim.actions import ACTIONS, PROGRESS_ACTIONS, enabled
+from refimpl.sim.actions import ACTIONS, enabled
 from refimpl.sim.choosers import Chooser, SeededChooser
-from refimpl.sim.result import HOLDS, INCONCLUSIVE, VIOLATED, RunResult
+from refimpl.sim.result import RunResult
 from refimpl.sim.scenarios import SCENARIOS, Scenario, get_scenario, parse_faults
 from refimpl.sim.state import SimState, Timeline
 
-__all__ = [
-    "HOLDS",
-    "INCONCLUSIVE",
-    "PROGRESS_ACTIONS",
-    "VIOLATED",
-    "RunResult",
-    "Simulator",
-    "Timeline",
-]
+__all__ = ["Simulator"]
 
 
 class Simulator(SimState):
