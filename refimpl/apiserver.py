@@ -28,7 +28,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypedDict, TypeVar
 
 import attrs
 
@@ -66,6 +66,9 @@ from refimpl.watch import (
 
 _T = TypeVar("_T")
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
     "WATCH_LIST_SUPPORT",
     "ApiServer",
@@ -75,8 +78,10 @@ __all__ = [
     "HistoryEntry",
     "RequestCounters",
     "RequestRecord",
+    "ServerOptions",
     "ServerWatch",
     "WatchListSupport",
+    "WatchOptions",
 ]
 
 #: How a server answers ``sendInitialEvents=true`` (see :class:`ApiServerCore`).
@@ -806,6 +811,25 @@ class ServerWatch:
         return f"ServerWatch({self._core!r})"
 
 
+class ServerOptions(TypedDict, total=False):
+    """The keyword options of :class:`ApiServerCore` (defaults there) that
+    :class:`ApiServer` passes on as given."""
+
+    compaction_window: int | None
+    deliver_immediately: bool
+    too_old_watch: Literal["error_event", "raise"]
+    watch_list: WatchListSupport
+
+
+class WatchOptions(TypedDict, total=False):
+    """The keyword options of :meth:`ApiServerCore.watch` (defaults there), which
+    :meth:`ApiServer.watch` passes on as given."""
+
+    allow_bookmarks: bool
+    send_initial_events: bool | None
+    timeout_seconds: int | None
+
+
 class ApiServer:
     """Thread-safe :class:`ApiServerCore`: one lock around it, and one condition that
     every change notifies so blocked watch readers re-check.
@@ -814,21 +838,8 @@ class ApiServer:
     ``clock`` only times ``next_event(timeout)`` waits.
     """
 
-    def __init__(
-        self,
-        *,
-        compaction_window: int | None = None,
-        deliver_immediately: bool = True,
-        too_old_watch: Literal["error_event", "raise"] = "error_event",
-        watch_list: WatchListSupport = "watch-cache",
-        clock: Clock | None = None,
-    ) -> None:
-        self._core = ApiServerCore(
-            compaction_window=compaction_window,
-            deliver_immediately=deliver_immediately,
-            too_old_watch=too_old_watch,
-            watch_list=watch_list,
-        )
+    def __init__(self, *, clock: Clock | None = None, **options: Unpack[ServerOptions]) -> None:
+        self._core = ApiServerCore(**options)
         self._clock: Clock = clock if clock is not None else RealClock()
         self._changed = threading.Condition(threading.Lock())
 
@@ -875,23 +886,9 @@ class ApiServer:
     ) -> ListResult:
         return self._call(lambda c: c.list(resource_version, limit, continue_token))
 
-    def watch(
-        self,
-        resource_version: str = "",
-        *,
-        allow_bookmarks: bool = True,
-        send_initial_events: bool | None = None,
-        timeout_seconds: int | None = None,
-    ) -> ServerWatch:
-        core = self._call(
-            lambda c: c.watch(
-                resource_version,
-                allow_bookmarks=allow_bookmarks,
-                send_initial_events=send_initial_events,
-                timeout_seconds=timeout_seconds,
-            )
-        )
-        return ServerWatch(self, core)
+    def watch(self, resource_version: str = "", **options: Unpack[WatchOptions]) -> ServerWatch:
+        """:meth:`ApiServerCore.watch`, with the same keyword options and defaults."""
+        return ServerWatch(self, self._call(lambda c: c.watch(resource_version, **options)))
 
     # -- faults, delivery, compaction -------------------------------------------------
 
