@@ -238,6 +238,23 @@ def relists(keys: Sequence[str], rvs: Sequence[int]) -> list[tuple[Fn, ...]]:
     return out
 
 
+def _with_consumer(
+    queue_vars: Mapping[str, Value],
+    store: Indexer,
+    keys: Sequence[str],
+    core: DeltaFIFOCore | RealFIFOCore,
+    consumer: str,
+) -> dict[str, Value]:
+    """A FIFO spec's state: the queue's own variables, then the ones both FIFO specs
+    add: ``store``, ``closed`` and ``consumer``."""
+    return {
+        **queue_vars,
+        "store": store_to_spec(store, keys),
+        "closed": core.closed,
+        "consumer": consumer,
+    }
+
+
 @attrs.frozen
 class _Ordered:
     """The store as ``known_objects``, listing its keys in a chosen order (Go's map
@@ -303,12 +320,7 @@ class DeltaFIFOMapping:
         return core, store
 
     def spec_state(self, core: DeltaFIFOCore, store: Indexer, consumer: str) -> dict[str, Value]:
-        return {
-            **delta_fifo_vars(core, self.keys),
-            "store": store_to_spec(store, self.keys),
-            "closed": core.closed,
-            "consumer": consumer,
-        }
+        return _with_consumer(delta_fifo_vars(core, self.keys), store, self.keys, core, consumer)
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
         consumer = str(state["consumer"])
@@ -412,12 +424,7 @@ class RealFIFOMapping:
         taken: Sequence[tuple[Delta, bool]],
         consumer: str,
     ) -> dict[str, Value]:
-        return {
-            **real_fifo_vars(core, taken),
-            "store": store_to_spec(store, self.keys),
-            "closed": core.closed,
-            "consumer": consumer,
-        }
+        return _with_consumer(real_fifo_vars(core, taken), store, self.keys, core, consumer)
 
     def __call__(self, state: Mapping[str, Value]) -> Iterable[Move]:
         consumer = str(state["consumer"])

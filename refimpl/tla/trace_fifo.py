@@ -5,7 +5,7 @@ FIFO and store fields. Owns no state; see refimpl/tla/trace.py for the mapping t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -164,16 +164,10 @@ def map_delta_fifo(raws: Sequence[TraceRecord]) -> TraceMapping:
         seen.stored(store)
     lines: list[TraceLine] = []
     orders: set[Value] = set()
-    previous: Mapping[str, Value] = _FIFO_INIT
-    for line in trace_lines(DELTA_STEPS, raws, states, _FIFO_INIT):
-        # A relist of nothing is always possible; one of something shows in the line.
-        lists: set[Value] = set()
-        if "Replace" in line.acts:
-            listed, order = _fifo_hints(previous, line.state)
-            lists = _relists(listed)
+    for line, _, lists, order in _relist_lines(DELTA_STEPS, raws, states, _FIFO_INIT, _fifo_hints):
+        if order is not None:
             _add_order(orders, order)
         lines.append(attrs.evolve(line, hints={"lists": frozenset(lists)}))
-        previous = line.state
     return _fifo_mapping(
         "DeltaFIFO",
         lines,
@@ -215,6 +209,33 @@ class _Seen:
 def _relists(listed: Value | None) -> set[Value]:
     """The lists a Replace line may have listed: nothing, or what the line shows."""
     return {()} if listed is None else {(), listed}
+
+
+_Hints = Callable[
+    [Mapping[str, Value], Mapping[str, Value]], tuple[tuple[Value, ...] | None, tuple[Value, ...]]
+]
+
+
+def _relist_lines(
+    steps: Mapping[str, StepRule],
+    raws: Sequence[TraceRecord],
+    states: Sequence[Mapping[str, Value]],
+    initial: Mapping[str, Value],
+    hints: _Hints,
+) -> Iterator[tuple[TraceLine, Mapping[str, Value], set[Value], tuple[Value, ...] | None]]:
+    """Each mapped line (see :func:`trace_lines`) with the state before it and, for a
+    line with a Replace, the lists it may have listed and the key order ``hints`` reads
+    from it (no lists and ``None`` for any other line)."""
+    previous = initial
+    for line in trace_lines(steps, raws, states, initial):
+        # A relist of nothing is always possible; one of something shows in the line.
+        lists: set[Value] = set()
+        order: tuple[Value, ...] | None = None
+        if "Replace" in line.acts:
+            listed, order = hints(previous, line.state)
+            lists = _relists(listed)
+        yield line, previous, lists, order
+        previous = line.state
 
 
 def _add_order(orders: set[Value], order: tuple[Value, ...]) -> None:
@@ -375,12 +396,9 @@ def map_real_fifo(raws: Sequence[TraceRecord], atomic: bool | None) -> TraceMapp
         seen.stored(_as_fn(s["store"]))
     lines: list[TraceLine] = []
     orders: set[Value] = set()
-    previous: Mapping[str, Value] = _REAL_INIT
-    for line in trace_lines(REAL_STEPS, raws, states, _REAL_INIT):
-        lists: set[Value] = set()
-        if "Replace" in line.acts:
-            listed, order = _real_hints(previous, line.state)
-            lists = _relists(listed)
+    steps = _relist_lines(REAL_STEPS, raws, states, _REAL_INIT, _real_hints)
+    for line, previous, lists, order in steps:
+        if order is not None:
             # A relist's tombstones are two orders: logged keys, then stored ones.
             for cut in range(len(order) + 1):
                 for part in (order[:cut], order[cut:]):
@@ -399,7 +417,6 @@ def map_real_fifo(raws: Sequence[TraceRecord], atomic: bool | None) -> TraceMapp
                 hints={"lists": frozenset(lists)},
             )
         )
-        previous = line.state
     return _fifo_mapping(
         "RealFIFO",
         lines,
