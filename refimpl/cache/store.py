@@ -425,15 +425,13 @@ class Indexer(Generic[StoredT]):
 
     def add(self, obj: StoredT) -> None:
         """Insert or overwrite (identical to :meth:`update`, as in client-go)."""
-        key = self._key(obj)
-        stored = self._transform(obj)
-        with self._lock:
-            self._map.update(key, stored)
-        if self.on_write is not None:
-            self.on_write()
+        self._put(obj)
 
     def update(self, obj: StoredT) -> None:
         """Insert or overwrite (identical to :meth:`add`, as in client-go)."""
+        self._put(obj)
+
+    def _put(self, obj: StoredT) -> None:
         key = self._key(obj)
         stored = self._transform(obj)
         with self._lock:
