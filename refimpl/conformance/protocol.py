@@ -75,30 +75,14 @@ _FIFO_OPERATIONS = (
     "known_delete",
 )
 
+_QUEUE_OPERATIONS = ("add", "get_nowait", "done", "len", "shut_down", "shutting_down")
+_DELAYING_OPERATIONS = (*_QUEUE_OPERATIONS, "add_after")
+
 #: Component -> the methods of ``call`` it may support, in a stable order.
 COMPONENTS: Final[dict[str, tuple[str, ...]]] = {
-    "queue": ("add", "get_nowait", "done", "len", "shut_down", "shutting_down"),
-    "delaying_queue": (
-        "add",
-        "get_nowait",
-        "done",
-        "len",
-        "shut_down",
-        "shutting_down",
-        "add_after",
-    ),
-    "rate_limiting_queue": (
-        "add",
-        "get_nowait",
-        "done",
-        "len",
-        "shut_down",
-        "shutting_down",
-        "add_after",
-        "add_rate_limited",
-        "forget",
-        "num_requeues",
-    ),
+    "queue": _QUEUE_OPERATIONS,
+    "delaying_queue": _DELAYING_OPERATIONS,
+    "rate_limiting_queue": (*_DELAYING_OPERATIONS, "add_rate_limited", "forget", "num_requeues"),
     "rate_limiter": ("when", "forget", "num_requeues"),
     "store": (
         "add",
