@@ -10,6 +10,8 @@ nothing of scenarios or of the simulator (refimpl/sim/simulator.py); the scenari
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from refimpl.apierrors import InternalError, NotFound
 from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher
 from refimpl.clock import FakeClock
@@ -41,31 +43,25 @@ class World:
 
     # -- every write goes through here, so the history is complete ---------------------
 
-    def _wrote(self, kind: str, out: Object, rv_before: int) -> None:
+    def _write(self, kind: str, write: Callable[[], Object], *, deleted: bool = False) -> Object:
+        rv_before = self.server.rv
+        out = write()
+        self.history.wrote(out, deleted=deleted)
         if self.server.rv != rv_before:  # an update that changes nothing is no write
             self.writes.append((kind, object_key(out), self.server.rv))
+        return out
 
     def create(self, obj: Object) -> Object:
-        rv = self.server.rv
-        out = self.server.create(obj)
-        self.history.wrote(out)
-        self._wrote("ADDED", out, rv)
-        return out
+        return self._write("ADDED", lambda: self.server.create(obj))
 
     def update(self, obj: Object) -> Object:
-        rv = self.server.rv
-        out = self.server.update(obj)
-        self.history.wrote(out)
-        self._wrote("MODIFIED", out, rv)
-        return out
+        return self._write("MODIFIED", lambda: self.server.update(obj))
 
     def delete_key(self, key: str, uid: str = "") -> Object:
         namespace, _, name = key.rpartition("/")
-        rv = self.server.rv
-        out = self.server.delete(namespace, name, uid=uid)
-        self.history.wrote(out, deleted=True)
-        self._wrote("DELETED", out, rv)
-        return out
+        return self._write(
+            "DELETED", lambda: self.server.delete(namespace, name, uid=uid), deleted=True
+        )
 
     def _next_name(self, prefix: str) -> str:
         self._seq += 1
