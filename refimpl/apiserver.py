@@ -75,6 +75,7 @@ __all__ = [
     "ApiServerCore",
     "ApiServerListerWatcher",
     "CoreWatch",
+    "EndOptions",
     "HistoryEntry",
     "RequestCounters",
     "RequestRecord",
@@ -830,6 +831,14 @@ class WatchOptions(TypedDict, total=False):
     timeout_seconds: int | None
 
 
+class EndOptions(TypedDict, total=False):
+    """The keyword option of :meth:`ApiServerCore.close_watch` and
+    :meth:`ApiServerCore.fail_watch` (default there), which :class:`ApiServer` passes on
+    as given."""
+
+    drop_pending: bool
+
+
 class ApiServer:
     """Thread-safe :class:`ApiServerCore`: one lock around it, and one condition that
     every change notifies so blocked watch readers re-check.
@@ -895,17 +904,13 @@ class ApiServer:
     def compact(self, rv: int | str) -> None:
         self._call(lambda c: c.compact(rv))
 
-    def close_watch(self, watch_id: int | None = None, *, drop_pending: bool = True) -> int:
-        return self._call(lambda c: c.close_watch(watch_id, drop_pending=drop_pending))
+    def close_watch(self, watch_id: int | None = None, **end: Unpack[EndOptions]) -> int:
+        return self._call(lambda c: c.close_watch(watch_id, **end))
 
     def fail_watch(
-        self,
-        watch_id: int | None = None,
-        error: ApiError | None = None,
-        *,
-        drop_pending: bool = True,
+        self, watch_id: int | None = None, error: ApiError | None = None, **end: Unpack[EndOptions]
     ) -> int:
-        return self._call(lambda c: c.fail_watch(watch_id, error, drop_pending=drop_pending))
+        return self._call(lambda c: c.fail_watch(watch_id, error, **end))
 
     def fail_next_lists(self, count: int = 1, error: BaseException | None = None) -> None:
         self._call(lambda c: c.fail_next_lists(count, error))
