@@ -8,12 +8,10 @@ a bounded time -- never a hang of the harness.
 
 from __future__ import annotations
 
-import io
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from conform_helpers import fake, run_conform
 
 from refimpl.conformance.cli import main as conform_main
 from refimpl.conformance.process import (
@@ -34,18 +32,11 @@ from refimpl.conformance.search.config import (
     EXIT_DISAGREE,
     EXIT_PASS,
     EXIT_USAGE,
-    Config,
 )
-from refimpl.conformance.search.run import run
 
-FAKE = str(Path(__file__).with_name("conformance_fake_adapter.py"))
 HELLO = {"op": "hello", "protocol": 1}
 CREATE = {"op": "create", "instance": "q", "component": "queue", "options": {}}
 LEN = {"op": "call", "instance": "q", "method": "len", "args": {}}
-
-
-def fake(*modes: str) -> list[str]:
-    return [sys.executable, FAKE, *modes]
 
 
 def started(*modes: str, timeout: float = 2.0, max_line: int = 1 << 20) -> AdapterProcess:
@@ -225,20 +216,12 @@ def test_request_to_a_closed_adapter() -> None:
 # ------------------------------------------------------------------ the whole run
 
 
+#: The harness settings of these runs (a test's own settings override them).
+SETTINGS = {"components": ["queue"], "budget": 3.0, "shrink_budget": 5.0, "seed": 5, "timeout": 0.5}
+
+
 def conform(*modes: str, **overrides: object) -> tuple[int, str]:
-    settings: dict[str, object] = {
-        "command": fake(*modes),
-        "components": ["queue"],
-        "budget": 3.0,
-        "shrink_budget": 5.0,
-        "seed": 5,
-        "timeout": 0.5,
-        "progress": False,
-    }
-    settings.update(overrides)
-    out = io.StringIO()
-    status = run(Config(**settings), out=out, err=io.StringIO())  # type: ignore[arg-type]
-    return status, out.getvalue()
+    return run_conform(fake(*modes), **(SETTINGS | overrides))
 
 
 @pytest.mark.timeout(60)
