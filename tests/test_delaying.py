@@ -279,10 +279,8 @@ def _settled(dq: DelayingQueue[Any], clock: FakeClock) -> Callable[[], bool]:
 
 
 def test_add_after_appears_only_after_the_clock_steps(
-    fake_clock: FakeClock, eventually: Eventually, in_thread: InThread, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, in_thread: InThread, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 2.0)
     assert dq.waiting() == {"x": fake_clock.now() + 2.0}
     assert len(dq) == 0
@@ -295,10 +293,8 @@ def test_add_after_appears_only_after_the_clock_steps(
 
 
 def test_nothing_fires_early(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 1.0)
     dq.add_after("sentinel", 0.5)
     fake_clock.step(0.999)
@@ -312,10 +308,8 @@ def test_nothing_fires_early(
 
 
 def test_equal_ready_times_are_released_in_go_heap_order(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     for x in ["c", "a", "d", "b"]:
         dq.add_after(x, 3.0)
     dq.add_after("first", 1.0)
@@ -326,10 +320,8 @@ def test_equal_ready_times_are_released_in_go_heap_order(
 
 
 def test_issue_12_equal_deadlines_leave_as_in_client_go(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     for x in "abc":
         dq.add_after(x, 0.010)
     fake_clock.step(0.010)
@@ -338,10 +330,8 @@ def test_issue_12_equal_deadlines_leave_as_in_client_go(
 
 
 def test_issue_12_nine_then_one_millisecond_reach_a_ten_millisecond_deadline(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("a", 0.010)
     fake_clock.step(0.009)
     fake_clock.step(0.001)  # 0.009 + 0.001 < 0.01 in floats; exactly 10 ms in ns
@@ -357,10 +347,8 @@ def test_repeated_add_after_keeps_the_earliest_and_fires_once(
     fires_at: float,
     fake_clock: FakeClock,
     eventually: Eventually,
-    shut_down_later: Later,
+    dq: DelayingQueue[str],
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     start = fake_clock.now()
     dq.add_after("x", first)
     dq.add_after("x", second)
@@ -377,11 +365,7 @@ def test_repeated_add_after_keeps_the_earliest_and_fires_once(
 
 
 @pytest.mark.parametrize("delay", [0, 0.0, -1.0, -math.inf])
-def test_non_positive_delay_adds_synchronously(
-    delay: float, fake_clock: FakeClock, shut_down_later: Later
-) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
+def test_non_positive_delay_adds_synchronously(delay: float, dq: DelayingQueue[str]) -> None:
     dq.add_after("x", delay)
     # No clock step and no waiting: the add happened inside add_after.
     assert len(dq) == 1
@@ -389,10 +373,8 @@ def test_non_positive_delay_adds_synchronously(
 
 
 def test_item_beyond_the_heartbeat_period_still_fires(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 2.5 * MAX_WAIT)
     for _ in range(2):
         fake_clock.step(MAX_WAIT)
@@ -403,10 +385,8 @@ def test_item_beyond_the_heartbeat_period_still_fires(
 
 
 def test_timer_add_dedups_against_the_state_at_firing_time(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     # queued when it fires: still one copy
     dq.add("q")
     dq.add_after("q", 1.0)
@@ -427,12 +407,10 @@ def test_timer_add_dedups_against_the_state_at_firing_time(
 
 
 def test_add_after_then_add_makes_the_item_available_at_once(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
     """DQ-5: the later timer add is processed again if the item
     is no longer dirty when it fires."""
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 1.0)
     dq.add("x")
     assert dq.get() == ("x", False)
