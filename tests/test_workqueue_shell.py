@@ -313,15 +313,16 @@ class _CountingCondition:
         self.cond.notify_all()
 
 
-def _counting(q: Queue[str]) -> tuple[_CountingCondition, _CountingCondition]:
+def _counting_queue() -> tuple[Queue[str], _CountingCondition, _CountingCondition]:
+    """A queue whose not-empty and idle conditions count their notifications."""
+    q: Queue[str] = Queue()
     not_empty, idle = _CountingCondition(q._not_empty), _CountingCondition(q._idle)
     q._not_empty, q._idle = not_empty, idle  # type: ignore[assignment]
-    return not_empty, idle
+    return q, not_empty, idle
 
 
 def test_no_notification_when_nobody_waits() -> None:
-    q: Queue[str] = Queue()
-    not_empty, idle = _counting(q)
+    q, not_empty, idle = _counting_queue()
     for _ in range(3):
         q.add("x")
         item, _ = q.get()
@@ -335,8 +336,7 @@ def test_no_notification_when_nobody_waits() -> None:
 def test_a_waiting_getter_is_notified_by_add_and_by_a_requeueing_done(
     in_thread: InThread, eventually: Eventually
 ) -> None:
-    q: Queue[str] = Queue()
-    not_empty, _ = _counting(q)
+    q, not_empty, _ = _counting_queue()
     q.add("x")
     assert q.get() == ("x", False)
     q.add("x")  # dirty while in flight
@@ -356,8 +356,7 @@ def test_a_waiting_getter_is_notified_by_add_and_by_a_requeueing_done(
 def test_a_waiting_drain_is_notified_by_the_last_done(
     in_thread: InThread, eventually: Eventually
 ) -> None:
-    q: Queue[str] = Queue()
-    _, idle = _counting(q)
+    q, _, idle = _counting_queue()
     q.add("x")
     q.get()
     drainer = in_thread(q.shut_down_with_drain, "drain")
