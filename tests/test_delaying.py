@@ -18,6 +18,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from queue_model import QueueModel
 
 from refimpl.clock import FakeClock, to_ns
 from refimpl.workqueue import MAX_WAIT, DelayingCore, DelayingQueue, Queue
@@ -114,16 +115,7 @@ class DelayingMachine(RuleBasedStateMachine):
         self.core: DelayingCore[str] = DelayingCore()
         self.queue: QueueCore[str] = QueueCore()
         self.model = GoHeapModel()
-        self.m_queue: list[str] = []
-        self.m_dirty: set[str] = set()
-        self.m_processing: set[str] = set()
-
-    def _model_add(self, x: str) -> None:
-        if x in self.m_dirty:
-            return
-        self.m_dirty.add(x)
-        if x not in self.m_processing:
-            self.m_queue.append(x)
+        self.m = QueueModel[str]()
 
     @rule(x=ITEMS, halves=st.integers(min_value=0, max_value=12))
     def insert(self, x: str, halves: int) -> None:
@@ -146,23 +138,19 @@ class DelayingMachine(RuleBasedStateMachine):
         assert due == self.model.release(self.now)
         for x in due:
             self.queue.add(x)
-            self._model_add(x)
+            self.m.add(x)
 
-    @precondition(lambda self: len(self.m_queue) > 0)
+    @precondition(lambda self: len(self.m.queue) > 0)
     @rule()
     def get(self) -> None:
-        x = self.m_queue.pop(0)
-        self.m_processing.add(x)
-        self.m_dirty.discard(x)
+        x = self.m.get()
         assert self.queue.get() == (x, False)
 
-    @precondition(lambda self: len(self.m_processing) > 0)
+    @precondition(lambda self: len(self.m.processing) > 0)
     @rule(data=st.data())
     def done(self, data: st.DataObject) -> None:
-        x = data.draw(st.sampled_from(sorted(self.m_processing)))
-        self.m_processing.discard(x)
-        if x in self.m_dirty:
-            self.m_queue.append(x)
+        x = data.draw(st.sampled_from(sorted(self.m.processing)))
+        self.m.done(x)
         self.queue.done(x)
 
     @invariant()
@@ -182,9 +170,9 @@ class DelayingMachine(RuleBasedStateMachine):
 
     @invariant()
     def queue_matches_model(self) -> None:
-        assert list(self.queue.queue) == self.m_queue
-        assert self.queue.dirty == self.m_dirty
-        assert self.queue.processing == self.m_processing
+        assert list(self.queue.queue) == self.m.queue
+        assert self.queue.dirty == self.m.dirty
+        assert self.queue.processing == self.m.processing
 
 
 TestDelayingMachine = DelayingMachine.TestCase
