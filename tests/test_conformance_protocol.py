@@ -9,6 +9,7 @@ a bounded time -- never a hang of the harness.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from conform_helpers import fake, run_conform
@@ -122,37 +123,33 @@ def test_crash_reports_exit_status_and_stderr() -> None:
     adapter.close()
 
 
-def test_silent_exit_is_a_crash() -> None:
-    adapter = started("exit:len")
-    with pytest.raises(AdapterCrashed, match="stdout closed"):
-        adapter.request(LEN)
-    adapter.close()
+#: A bad answer to ``len``: the fake adapter's mode, options to ``started``, the error
+#: and what its message must match (None: any).
+BAD_ANSWERS: dict[str, tuple[str, dict[str, Any], type[Exception], str | None]] = {
+    "silent-exit-is-a-crash": ("exit:len", {}, AdapterCrashed, "stdout closed"),
+    "partial-line-then-exit": ("partial:len", {}, AdapterCrashed, "partial line"),
+    "partial-line-then-hang-times-out": ("partial-hang:len", {"timeout": 0.3}, AdapterHung, None),
+    "garbage-is-a-protocol-violation": (
+        "garbage:len",
+        {},
+        ProtocolViolation,
+        "not a JSON line: b'this is not json'",
+    ),
+    "non-object-is-a-protocol-violation": ("not-object:len", {}, ProtocolViolation, "JSON object"),
+    "complete-but-huge-line-is-refused": (
+        "huge-line:len",
+        {"max_line": 100_000},
+        ProtocolViolation,
+        "longer than",
+    ),
+}
 
 
-def test_partial_line_then_exit() -> None:
-    adapter = started("partial:len")
-    with pytest.raises(AdapterCrashed, match="partial line"):
-        adapter.request(LEN)
-    adapter.close()
-
-
-def test_partial_line_then_hang_times_out() -> None:
-    adapter = started("partial-hang:len", timeout=0.3)
-    with pytest.raises(AdapterHung):
-        adapter.request(LEN)
-    adapter.close()
-
-
-def test_garbage_is_a_protocol_violation() -> None:
-    adapter = started("garbage:len")
-    with pytest.raises(ProtocolViolation, match="not a JSON line: b'this is not json'"):
-        adapter.request(LEN)
-    adapter.close()
-
-
-def test_non_object_is_a_protocol_violation() -> None:
-    adapter = started("not-object:len")
-    with pytest.raises(ProtocolViolation, match="JSON object"):
+@pytest.mark.parametrize("case", list(BAD_ANSWERS))
+def test_a_bad_answer_is_reported(case: str) -> None:
+    mode, options, error, match = BAD_ANSWERS[case]
+    adapter = started(mode, **options)
+    with pytest.raises(error, match=match):
         adapter.request(LEN)
     adapter.close()
 
@@ -163,13 +160,6 @@ def test_endless_line_is_cut_off_without_waiting_for_its_end() -> None:
     with pytest.raises(ProtocolViolation, match="longer than 100000 bytes"):
         adapter.request(LEN)
     assert time.monotonic() - t0 < 3.0
-    adapter.close()
-
-
-def test_complete_but_huge_line_is_refused() -> None:
-    adapter = started("huge-line:len", max_line=100_000)
-    with pytest.raises(ProtocolViolation, match="longer than"):
-        adapter.request(LEN)
     adapter.close()
 
 
