@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from machine_settings import LONG_MACHINE
 
 from refimpl.apierrors import (
     Expired,
@@ -1005,12 +1006,7 @@ class ReflectorMachine(RuleBasedStateMachine):
         assert r.last_sync_resource_version() == self.server.resource_version
 
 
-ReflectorMachine.TestCase.settings = settings(
-    max_examples=300,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+ReflectorMachine.TestCase.settings = LONG_MACHINE
 TestReflectorMachine = ReflectorMachine.TestCase
 
 
