@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-T = TypeVar("T")
+from hypothesis import strategies as st
+
+#: The items the state machines queue: small ints or strings, sortable for drawing.
+T = TypeVar("T", int, str)
 
 
 class QueueModel(Generic[T]):
@@ -33,3 +36,9 @@ class QueueModel(Generic[T]):
         self.processing.discard(x)
         if x in self.dirty:
             self.queue.append(x)
+
+    def done_drawn(self, data: st.DataObject) -> T:
+        """Done for an in-flight item that ``data`` draws: that item."""
+        x = data.draw(st.sampled_from(sorted(self.processing)))
+        self.done(x)
+        return x

@@ -149,9 +149,7 @@ class DelayingMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.m.processing) > 0)
     @rule(data=st.data())
     def done(self, data: st.DataObject) -> None:
-        x = data.draw(st.sampled_from(sorted(self.m.processing)))
-        self.m.done(x)
-        self.queue.done(x)
+        self.queue.done(self.m.done_drawn(data))
 
     @invariant()
     def waiting_room_matches_model(self) -> None:

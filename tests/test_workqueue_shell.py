@@ -66,9 +66,7 @@ class QueueShellMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.m.processing))
     @rule(data=st.data())
     def done(self, data: st.DataObject) -> None:
-        x = data.draw(st.sampled_from(sorted(self.m.processing)))
-        self.m.done(x)
-        self.q.done(x)
+        self.q.done(self.m.done_drawn(data))
 
     @rule()
     def shut_down(self) -> None:
