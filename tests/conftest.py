@@ -4,7 +4,8 @@
 *real* time, bounded) for a condition that another thread must make true -- it never
 lets virtual time pass, it only gives a woken thread the moment it needs to run;
 ``in_thread`` runs a blocking call in a daemon thread so a test can bound it;
-``shut_down_later`` shuts queues down at teardown so no timer thread outlives its test.
+``shut_down_later`` shuts queues down at teardown so no timer thread outlives its test;
+``dq`` is a DelayingQueue on ``fake_clock`` that is shut down so.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 import pytest
 
 from refimpl.clock import FakeClock
+from refimpl.workqueue import DelayingQueue
 
 #: Real-time bound for anything a test waits for another thread to do.
 WAIT_BOUND = 5.0
@@ -99,3 +101,13 @@ def shut_down_later() -> Iterator[Callable[[_ShutDownable], None]]:
     yield queues.append
     for q in queues:
         q.shut_down()
+
+
+@pytest.fixture
+def dq(
+    fake_clock: FakeClock, shut_down_later: Callable[[_ShutDownable], None]
+) -> DelayingQueue[str]:
+    """A DelayingQueue of strings on ``fake_clock``, shut down at teardown."""
+    queue: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
+    shut_down_later(queue)
+    return queue

@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -20,6 +19,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from machine_settings import LONG_MACHINE
 
 from refimpl.apierrors import (
     AlreadyExists,
@@ -821,10 +821,5 @@ class ApiServerMachine(RuleBasedStateMachine):
                 last = int(e.resource_version)
 
 
-ApiServerMachine.TestCase.settings = settings(
-    max_examples=300,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+ApiServerMachine.TestCase.settings = LONG_MACHINE
 TestApiServerMachine = ApiServerMachine.TestCase

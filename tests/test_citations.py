@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_docs_links import anchors, links
+from test_docs_links import broken_links
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP_PARTS = {"node_modules", ".venv", ".git", "__pycache__", ".hypothesis"}
@@ -122,18 +122,7 @@ MARKDOWN = [p for p in TEXTS if p.suffix == ".md"]
 
 @pytest.mark.parametrize("doc", MARKDOWN, ids=rel)
 def test_markdown_links_resolve(doc: Path) -> None:
-    broken: list[str] = []
-    for target in links(doc):
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
-            continue  # an absolute URL: not checked offline
-        file_part, _, fragment = target.partition("#")
-        resolved = (doc.parent / file_part).resolve() if file_part else doc
-        if not resolved.is_relative_to(ROOT):
-            broken.append(f"{target}: outside the repository")
-        elif not resolved.exists():
-            broken.append(f"{target}: no such file")
-        elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
-            broken.append(f"{target}: no heading #{fragment} in {resolved.name}")
+    broken = broken_links(doc)
     assert not broken, f"{rel(doc)}:\n" + "\n".join(broken)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
+from cli_helpers import REFIMPL, refimpl
 
 from refimpl.cli import EXIT_BROKEN_PIPE, build_parser
 
@@ -78,18 +78,8 @@ def test_faults_heavy_is_explained() -> None:
     assert helps and all("heavy" in h and "5" in h for h in helps), helps
 
 
-def _refimpl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "refimpl.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_sim_run_json_prints_json_only() -> None:
-    done = _refimpl("sim", "run", "informer", "--seed", "1", "--json")
+    done = refimpl("sim", "run", "informer", "--seed", "1", "--json")
     data = json.loads(done.stdout)  # the whole of stdout, not its last line
     assert data["seed"] == 1 and data["scenario"] == "informer"
     assert data["violations"] == [] and done.returncode == 0, done.stdout
@@ -107,7 +97,7 @@ def test_sim_run_json_prints_json_only() -> None:
 def test_closed_pipe_ends_quietly(args: tuple[str, ...]) -> None:
     # The reader goes away before the first line (``| head -0``): every write fails.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "refimpl.cli", *args],
+        [*REFIMPL, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -9,43 +9,36 @@ show what each invariant reports, on fixed request sequences that need no search
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conform_helpers import fake, run_conform
 
 from refimpl.conformance.reference.dispatch import ReferenceDriver
 from refimpl.conformance.search.compare import agree
-from refimpl.conformance.search.config import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS, Config
+from refimpl.conformance.search.config import EXIT_ADAPTER, EXIT_DISAGREE, EXIT_PASS
 from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
-from refimpl.conformance.search.run import run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 
 
-def fake(*modes: str) -> list[str]:
-    return [sys.executable, str(TESTS / "conformance_fake_adapter.py"), *modes]
+#: The harness settings of these runs (a test's own settings override them).
+SETTINGS = {
+    "components": ["informer"],
+    "budget": 4.0,
+    "shrink_budget": 4.0,
+    "seed": 1,
+    "timeout": 1.0,
+}
 
 
 def conform(command: list[str], **overrides: Any) -> tuple[int, str]:
-    settings: dict[str, Any] = {
-        "command": command,
-        "components": ["informer"],
-        "budget": 4.0,
-        "shrink_budget": 4.0,
-        "seed": 1,
-        "timeout": 1.0,
-        "progress": False,
-    }
-    settings.update(overrides)
-    out = io.StringIO()
-    status = run(Config(**settings), out=out, err=io.StringIO())
-    return status, out.getvalue()
+    return run_conform(command, **(SETTINGS | overrides))
 
 
 def obj(name: str, rv: int, namespace: str = "") -> dict[str, Any]:

@@ -8,12 +8,11 @@ a bounded time -- never a hang of the harness.
 
 from __future__ import annotations
 
-import io
-import sys
 import time
-from pathlib import Path
+from typing import Any
 
 import pytest
+from conform_helpers import fake, run_conform
 
 from refimpl.conformance.cli import main as conform_main
 from refimpl.conformance.process import (
@@ -34,18 +33,11 @@ from refimpl.conformance.search.config import (
     EXIT_DISAGREE,
     EXIT_PASS,
     EXIT_USAGE,
-    Config,
 )
-from refimpl.conformance.search.run import run
 
-FAKE = str(Path(__file__).with_name("conformance_fake_adapter.py"))
 HELLO = {"op": "hello", "protocol": 1}
 CREATE = {"op": "create", "instance": "q", "component": "queue", "options": {}}
 LEN = {"op": "call", "instance": "q", "method": "len", "args": {}}
-
-
-def fake(*modes: str) -> list[str]:
-    return [sys.executable, FAKE, *modes]
 
 
 def started(*modes: str, timeout: float = 2.0, max_line: int = 1 << 20) -> AdapterProcess:
@@ -131,37 +123,33 @@ def test_crash_reports_exit_status_and_stderr() -> None:
     adapter.close()
 
 
-def test_silent_exit_is_a_crash() -> None:
-    adapter = started("exit:len")
-    with pytest.raises(AdapterCrashed, match="stdout closed"):
-        adapter.request(LEN)
-    adapter.close()
+#: A bad answer to ``len``: the fake adapter's mode, options to ``started``, the error
+#: and what its message must match (None: any).
+BAD_ANSWERS: dict[str, tuple[str, dict[str, Any], type[Exception], str | None]] = {
+    "silent-exit-is-a-crash": ("exit:len", {}, AdapterCrashed, "stdout closed"),
+    "partial-line-then-exit": ("partial:len", {}, AdapterCrashed, "partial line"),
+    "partial-line-then-hang-times-out": ("partial-hang:len", {"timeout": 0.3}, AdapterHung, None),
+    "garbage-is-a-protocol-violation": (
+        "garbage:len",
+        {},
+        ProtocolViolation,
+        "not a JSON line: b'this is not json'",
+    ),
+    "non-object-is-a-protocol-violation": ("not-object:len", {}, ProtocolViolation, "JSON object"),
+    "complete-but-huge-line-is-refused": (
+        "huge-line:len",
+        {"max_line": 100_000},
+        ProtocolViolation,
+        "longer than",
+    ),
+}
 
 
-def test_partial_line_then_exit() -> None:
-    adapter = started("partial:len")
-    with pytest.raises(AdapterCrashed, match="partial line"):
-        adapter.request(LEN)
-    adapter.close()
-
-
-def test_partial_line_then_hang_times_out() -> None:
-    adapter = started("partial-hang:len", timeout=0.3)
-    with pytest.raises(AdapterHung):
-        adapter.request(LEN)
-    adapter.close()
-
-
-def test_garbage_is_a_protocol_violation() -> None:
-    adapter = started("garbage:len")
-    with pytest.raises(ProtocolViolation, match="not a JSON line: b'this is not json'"):
-        adapter.request(LEN)
-    adapter.close()
-
-
-def test_non_object_is_a_protocol_violation() -> None:
-    adapter = started("not-object:len")
-    with pytest.raises(ProtocolViolation, match="JSON object"):
+@pytest.mark.parametrize("case", list(BAD_ANSWERS))
+def test_a_bad_answer_is_reported(case: str) -> None:
+    mode, options, error, match = BAD_ANSWERS[case]
+    adapter = started(mode, **options)
+    with pytest.raises(error, match=match):
         adapter.request(LEN)
     adapter.close()
 
@@ -172,13 +160,6 @@ def test_endless_line_is_cut_off_without_waiting_for_its_end() -> None:
     with pytest.raises(ProtocolViolation, match="longer than 100000 bytes"):
         adapter.request(LEN)
     assert time.monotonic() - t0 < 3.0
-    adapter.close()
-
-
-def test_complete_but_huge_line_is_refused() -> None:
-    adapter = started("huge-line:len", max_line=100_000)
-    with pytest.raises(ProtocolViolation, match="longer than"):
-        adapter.request(LEN)
     adapter.close()
 
 
@@ -225,20 +206,12 @@ def test_request_to_a_closed_adapter() -> None:
 # ------------------------------------------------------------------ the whole run
 
 
+#: The harness settings of these runs (a test's own settings override them).
+SETTINGS = {"components": ["queue"], "budget": 3.0, "shrink_budget": 5.0, "seed": 5, "timeout": 0.5}
+
+
 def conform(*modes: str, **overrides: object) -> tuple[int, str]:
-    settings: dict[str, object] = {
-        "command": fake(*modes),
-        "components": ["queue"],
-        "budget": 3.0,
-        "shrink_budget": 5.0,
-        "seed": 5,
-        "timeout": 0.5,
-        "progress": False,
-    }
-    settings.update(overrides)
-    out = io.StringIO()
-    status = run(Config(**settings), out=out, err=io.StringIO())  # type: ignore[arg-type]
-    return status, out.getvalue()
+    return run_conform(fake(*modes), **(SETTINGS | overrides))
 
 
 @pytest.mark.timeout(60)

@@ -8,34 +8,24 @@ saved traces, and the driver's answers to malformed requests.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conform_helpers import run_conform
 
 from refimpl.conformance.protocol import COMPONENTS, SPEC_METHODS
 from refimpl.conformance.reference.dispatch import ReferenceDriver, reference_methods
 from refimpl.conformance.search.config import EXIT_DISAGREE, EXIT_PASS, Config
-from refimpl.conformance.search.run import run
 
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 BROKEN = str(Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py")
 
 
 def conform(command: list[str], **overrides: object) -> tuple[int, str]:
-    settings: dict[str, object] = {
-        "command": command,
-        "budget": 6.0,
-        "seed": 11,
-        "progress": False,
-    }
-    settings.update(overrides)
-    out = io.StringIO()
-    status = run(Config(**settings), out=out, err=io.StringIO())  # type: ignore[arg-type]
-    return status, out.getvalue()
+    return run_conform(command, **({"budget": 6.0, "seed": 11} | overrides))
 
 
 @pytest.mark.timeout(60)
@@ -120,7 +110,6 @@ def test_declared_heap_order_is_compared_exactly() -> None:
 
 
 def test_harness_reads_heap_order_from_hello() -> None:
-    from refimpl.conformance.search.config import Config
     from refimpl.conformance.search.session import RunContext
 
     ctx = RunContext.__new__(RunContext)

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from queue_model import QueueModel
 
 from refimpl.clock import FakeClock, to_ns
 from refimpl.workqueue import MAX_WAIT, DelayingCore, DelayingQueue, Queue
@@ -114,16 +115,7 @@ class DelayingMachine(RuleBasedStateMachine):
         self.core: DelayingCore[str] = DelayingCore()
         self.queue: QueueCore[str] = QueueCore()
         self.model = GoHeapModel()
-        self.m_queue: list[str] = []
-        self.m_dirty: set[str] = set()
-        self.m_processing: set[str] = set()
-
-    def _model_add(self, x: str) -> None:
-        if x in self.m_dirty:
-            return
-        self.m_dirty.add(x)
-        if x not in self.m_processing:
-            self.m_queue.append(x)
+        self.m = QueueModel[str]()
 
     @rule(x=ITEMS, halves=st.integers(min_value=0, max_value=12))
     def insert(self, x: str, halves: int) -> None:
@@ -146,24 +138,18 @@ class DelayingMachine(RuleBasedStateMachine):
         assert due == self.model.release(self.now)
         for x in due:
             self.queue.add(x)
-            self._model_add(x)
+            self.m.add(x)
 
-    @precondition(lambda self: len(self.m_queue) > 0)
+    @precondition(lambda self: len(self.m.queue) > 0)
     @rule()
     def get(self) -> None:
-        x = self.m_queue.pop(0)
-        self.m_processing.add(x)
-        self.m_dirty.discard(x)
+        x = self.m.get()
         assert self.queue.get() == (x, False)
 
-    @precondition(lambda self: len(self.m_processing) > 0)
+    @precondition(lambda self: len(self.m.processing) > 0)
     @rule(data=st.data())
     def done(self, data: st.DataObject) -> None:
-        x = data.draw(st.sampled_from(sorted(self.m_processing)))
-        self.m_processing.discard(x)
-        if x in self.m_dirty:
-            self.m_queue.append(x)
-        self.queue.done(x)
+        self.queue.done(self.m.done_drawn(data))
 
     @invariant()
     def waiting_room_matches_model(self) -> None:
@@ -182,9 +168,9 @@ class DelayingMachine(RuleBasedStateMachine):
 
     @invariant()
     def queue_matches_model(self) -> None:
-        assert list(self.queue.queue) == self.m_queue
-        assert self.queue.dirty == self.m_dirty
-        assert self.queue.processing == self.m_processing
+        assert list(self.queue.queue) == self.m.queue
+        assert self.queue.dirty == self.m.dirty
+        assert self.queue.processing == self.m.processing
 
 
 TestDelayingMachine = DelayingMachine.TestCase
@@ -279,10 +265,8 @@ def _settled(dq: DelayingQueue[Any], clock: FakeClock) -> Callable[[], bool]:
 
 
 def test_add_after_appears_only_after_the_clock_steps(
-    fake_clock: FakeClock, eventually: Eventually, in_thread: InThread, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, in_thread: InThread, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 2.0)
     assert dq.waiting() == {"x": fake_clock.now() + 2.0}
     assert len(dq) == 0
@@ -295,10 +279,8 @@ def test_add_after_appears_only_after_the_clock_steps(
 
 
 def test_nothing_fires_early(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 1.0)
     dq.add_after("sentinel", 0.5)
     fake_clock.step(0.999)
@@ -312,10 +294,8 @@ def test_nothing_fires_early(
 
 
 def test_equal_ready_times_are_released_in_go_heap_order(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     for x in ["c", "a", "d", "b"]:
         dq.add_after(x, 3.0)
     dq.add_after("first", 1.0)
@@ -326,10 +306,8 @@ def test_equal_ready_times_are_released_in_go_heap_order(
 
 
 def test_issue_12_equal_deadlines_leave_as_in_client_go(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     for x in "abc":
         dq.add_after(x, 0.010)
     fake_clock.step(0.010)
@@ -338,10 +316,8 @@ def test_issue_12_equal_deadlines_leave_as_in_client_go(
 
 
 def test_issue_12_nine_then_one_millisecond_reach_a_ten_millisecond_deadline(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("a", 0.010)
     fake_clock.step(0.009)
     fake_clock.step(0.001)  # 0.009 + 0.001 < 0.01 in floats; exactly 10 ms in ns
@@ -357,10 +333,8 @@ def test_repeated_add_after_keeps_the_earliest_and_fires_once(
     fires_at: float,
     fake_clock: FakeClock,
     eventually: Eventually,
-    shut_down_later: Later,
+    dq: DelayingQueue[str],
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     start = fake_clock.now()
     dq.add_after("x", first)
     dq.add_after("x", second)
@@ -377,11 +351,7 @@ def test_repeated_add_after_keeps_the_earliest_and_fires_once(
 
 
 @pytest.mark.parametrize("delay", [0, 0.0, -1.0, -math.inf])
-def test_non_positive_delay_adds_synchronously(
-    delay: float, fake_clock: FakeClock, shut_down_later: Later
-) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
+def test_non_positive_delay_adds_synchronously(delay: float, dq: DelayingQueue[str]) -> None:
     dq.add_after("x", delay)
     # No clock step and no waiting: the add happened inside add_after.
     assert len(dq) == 1
@@ -389,10 +359,8 @@ def test_non_positive_delay_adds_synchronously(
 
 
 def test_item_beyond_the_heartbeat_period_still_fires(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 2.5 * MAX_WAIT)
     for _ in range(2):
         fake_clock.step(MAX_WAIT)
@@ -403,10 +371,8 @@ def test_item_beyond_the_heartbeat_period_still_fires(
 
 
 def test_timer_add_dedups_against_the_state_at_firing_time(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     # queued when it fires: still one copy
     dq.add("q")
     dq.add_after("q", 1.0)
@@ -427,12 +393,10 @@ def test_timer_add_dedups_against_the_state_at_firing_time(
 
 
 def test_add_after_then_add_makes_the_item_available_at_once(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, dq: DelayingQueue[str]
 ) -> None:
     """DQ-5: the later timer add is processed again if the item
     is no longer dirty when it fires."""
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
     dq.add_after("x", 1.0)
     dq.add("x")
     assert dq.get() == ("x", False)

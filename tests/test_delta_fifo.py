@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from cache_helpers import A, D, DictKnown, R, S, U, dfsu, is_tagged_once, obj_key, tag
+from fifo_helpers import FIFOModel, Recorder, assert_producer_waits_for_process, fail_handler
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -35,11 +36,13 @@ def types(deltas: Deltas) -> list[DeltaType]:
 names = st.sampled_from(["a", "b", "c", "d", "e"])
 
 
-class DeltaFIFOMachine(RuleBasedStateMachine):
+class DeltaFIFOMachine(FIFOModel, RuleBasedStateMachine):
     """DeltaFIFOCore vs a model of per-key delta lists and a queue of keys.
 
     The "informer store" (``known``) is updated from popped deltas, as an informer would.
     """
+
+    fifo: DeltaFIFOCore
 
     @initialize(
         use_known=st.booleans(),
@@ -57,19 +60,12 @@ class DeltaFIFOMachine(RuleBasedStateMachine):
         self.replace_type = R if emit_replaced else S
         self.m_items: dict[str, list[Delta]] = {}
         self.m_queue: list[str] = []
-        self.m_populated = False
-        self.m_remaining = 0  # initial pops left: len(queue) right after the first replace
-        self.m_synced = False
-        self.rv = 0
+        self.m_start()
         self.synced_history: list[bool] = []
         if initial_list is not None:  # start as an informer does: with a list
             self.replace(initial_list)
 
     # model ---------------------------------------------------------------------------
-
-    def obj(self, name: str) -> Object:
-        self.rv += 1
-        return Object(name, resource_version=str(self.rv), data=self.rv)
 
     def m_enqueue(self, t: DeltaType, o: object) -> None:
         k = obj_key(o)
@@ -85,14 +81,6 @@ class DeltaFIFOMachine(RuleBasedStateMachine):
                 lst[-1] = new
             return
         lst.append(new)
-
-    def m_populate(self) -> None:
-        self.m_populated = True
-        self.m_update_synced()
-
-    def m_update_synced(self) -> None:
-        if self.m_populated and self.m_remaining == 0:
-            self.m_synced = True
 
     # rules ---------------------------------------------------------------------------
 
@@ -134,10 +122,7 @@ class DeltaFIFOMachine(RuleBasedStateMachine):
             for k, stored in self.known.items.items():
                 if k not in keys and k not in self.m_items:
                     self.m_enqueue(D, dfsu(k, stored))
-        if not self.m_populated:
-            self.m_populated = True
-            self.m_remaining = len(self.m_queue)
-            self.m_update_synced()
+        self.m_listed(len(self.m_queue))
         # the #115620 property, checked on the real FIFO
         for k in (before_queued | known_keys) - keys:
             assert self.fifo.items[k][-1].type is D, (k, self.fifo.items[k])
@@ -156,17 +141,14 @@ class DeltaFIFOMachine(RuleBasedStateMachine):
     @rule()
     def pop(self) -> None:
         if not self.m_queue:
-            with pytest.raises(FIFOClosedError if self.fifo.closed else WouldBlock):
-                self.fifo.pop_ready()
+            self.expect_empty(self.fifo.pop_ready)
             return
         expected_initial = not self.m_synced
         key, deltas, is_initial = self.fifo.pop_ready()
         assert key == self.m_queue.pop(0)
         assert deltas == self.m_items.pop(key)
         assert is_initial == expected_initial
-        if self.m_remaining > 0:
-            self.m_remaining -= 1
-            self.m_update_synced()
+        self.m_processed(1)
         self.known.apply(deltas)
 
     @rule(name=names, bad=st.sampled_from(["not-an-object", "transform-fails"]))
@@ -177,10 +159,6 @@ class DeltaFIFOMachine(RuleBasedStateMachine):
             self.fifo.add(arg)
         assert self.fifo.items == before
         self.m_populate()  # client-go sets populated before keying
-
-    @rule()
-    def close(self) -> None:
-        self.fifo.close()
 
     # invariants ----------------------------------------------------------------------
 
@@ -480,16 +458,11 @@ def test_resync_raises_for_unkeyable_stored_object() -> None:
 
 
 def test_transformer_skips_tombstones() -> None:
-    seen: list[object] = []
-
-    def spy(obj: object) -> object:
-        seen.append(obj)
-        return obj
-
+    spy = Recorder()
     f = DeltaFIFOCore(transformer=spy)
     f.add(Object("a"))
     f.delete(dfsu("a", Object("a")))
-    assert seen == [Object("a")]
+    assert spy.seen == [Object("a")]
 
 
 def test_bad_objects_enqueue_nothing() -> None:
@@ -556,14 +529,7 @@ def test_shell_process_runs_under_the_fifo_lock() -> None:
         fifo.add(Object("b"))
         order.append("added")
 
-    producer = threading.Thread(target=produce, daemon=True)
-    producer.start()
-    producer.join(timeout=0.2)
-    assert producer.is_alive(), "add went through while process held the lock"
-    release.set()
-    for t in (consumer, producer):
-        t.join(timeout=5)
-        assert not t.is_alive()
+    assert_producer_waits_for_process(produce, release, consumer)
     assert order == ["process-done", "added"]
 
 
@@ -572,12 +538,9 @@ def test_shell_process_error_propagates_without_requeue() -> None:
     fifo = DeltaFIFO()
     fifo.add(Object("a"))
 
-    def boom(deltas: Deltas, initial: bool) -> None:
-        raise ValueError("handler failed")
-
     with pytest.raises(ValueError, match="handler failed"):
-        fifo.pop(boom)
+        fifo.pop(fail_handler)
     assert fifo.snapshot() == ([], {})
     fifo.close()
     with pytest.raises(FIFOClosedError):
-        fifo.pop(boom)
+        fifo.pop(fail_handler)

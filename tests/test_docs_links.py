@@ -43,20 +43,27 @@ def links(path: Path) -> list[str]:
     return [m.group(1) for m in LINK_RE.finditer(text)]
 
 
-@pytest.mark.parametrize("doc", DOC_FILES, ids=lambda p: p.name)
-def test_relative_links_resolve(doc: Path) -> None:
+def broken_links(doc: Path) -> list[str]:
+    """Each relative link or image of ``doc`` that does not resolve to a file in the
+    repository (or, with a ``#fragment``, to a heading of a Markdown target), and why."""
     broken: list[str] = []
     for target in links(doc):
         if re.match(r"^[a-z]+:", target):
             continue  # an absolute URL: not checked offline
         file_part, _, fragment = target.partition("#")
         resolved = (doc.parent / file_part).resolve() if file_part else doc
-        if not resolved.exists():
+        if not resolved.is_relative_to(ROOT):
+            broken.append(f"{target}: outside the repository")
+        elif not resolved.exists():
             broken.append(f"{target}: no such file")
         elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
             broken.append(f"{target}: no heading #{fragment} in {resolved.name}")
-        elif not resolved.is_relative_to(ROOT):
-            broken.append(f"{target}: outside the repository")
+    return broken
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=lambda p: p.name)
+def test_relative_links_resolve(doc: Path) -> None:
+    broken = broken_links(doc)
     assert not broken, f"{doc.name}:\n" + "\n".join(broken)
 
 

@@ -24,6 +24,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from machine_settings import LONG_MACHINE
 
 from refimpl.apierrors import Expired
 from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher
@@ -303,10 +304,5 @@ class InformerMachine(RuleBasedStateMachine):
             ), f"synced, but {key}@{obj.resource_version} of the first list is not cached"
 
 
-InformerMachine.TestCase.settings = settings(
-    max_examples=300,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+InformerMachine.TestCase.settings = LONG_MACHINE
 TestInformerMachine = InformerMachine.TestCase

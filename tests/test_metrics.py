@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from refimpl.clock import FakeClock
 from refimpl.workqueue import DelayingQueue, InMemoryMetricsProvider, Queue
 from refimpl.workqueue.core import MeteredQueueCore, QueueCore
-from refimpl.workqueue.metrics import QueueMetrics
+from refimpl.workqueue.metrics import QueueMetrics, QueueMetricSet
 
 if TYPE_CHECKING:
     from conftest import Eventually
@@ -31,20 +31,21 @@ NEVER = 1e12  # refresh period that never elapses in a test
 
 def _queue(
     name: str, clock: FakeClock, later: Later, period: float = NEVER
-) -> tuple[Queue[str], InMemoryMetricsProvider]:
+) -> tuple[Queue[str], QueueMetricSet]:
+    """A queue named ``name`` with in-memory metrics, shut down at teardown, and its
+    metric set."""
     provider = InMemoryMetricsProvider()
     q: Queue[str] = Queue(
         name, clock=clock, metrics_provider=provider, unfinished_work_update_period=period
     )
     later(q)
-    return q, provider
+    return q, provider[name]
 
 
 def test_adds_counts_only_newly_dirty_adds_and_depth_follows_dirty(
     fake_clock: FakeClock, shut_down_later: Later
 ) -> None:
-    q, provider = _queue("m-adds", fake_clock, shut_down_later)
-    m = provider["m-adds"]
+    q, m = _queue("m-adds", fake_clock, shut_down_later)
     for x in ["a", "a", "b", "a"]:
         q.add(x)
     assert m.adds.value == 2
@@ -66,8 +67,7 @@ def test_adds_counts_only_newly_dirty_adds_and_depth_follows_dirty(
 def test_latency_is_measured_from_the_first_add(
     fake_clock: FakeClock, shut_down_later: Later
 ) -> None:
-    q, provider = _queue("m-latency", fake_clock, shut_down_later)
-    m = provider["m-latency"]
+    q, m = _queue("m-latency", fake_clock, shut_down_later)
     q.add("a")
     fake_clock.step(2.0)
     q.add("a")  # a repeat does not restart the clock
@@ -84,8 +84,7 @@ def test_latency_is_measured_from_the_first_add(
 
 
 def test_work_duration_is_get_to_done(fake_clock: FakeClock, shut_down_later: Later) -> None:
-    q, provider = _queue("m-work", fake_clock, shut_down_later)
-    m = provider["m-work"]
+    q, m = _queue("m-work", fake_clock, shut_down_later)
     q.add("a")
     fake_clock.step(10.0)
     q.get()
@@ -100,8 +99,7 @@ def test_work_duration_is_get_to_done(fake_clock: FakeClock, shut_down_later: La
 def test_unfinished_work_and_longest_running_processor(
     fake_clock: FakeClock, shut_down_later: Later
 ) -> None:
-    q, provider = _queue("m-unfinished", fake_clock, shut_down_later)
-    m = provider["m-unfinished"]
+    q, m = _queue("m-unfinished", fake_clock, shut_down_later)
     q.add("a")
     q.add("b")
     q.get()
@@ -130,8 +128,7 @@ def test_unfinished_work_and_longest_running_processor(
 def test_refresh_loop_updates_gauges_every_period_of_fake_time(
     fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
 ) -> None:
-    q, provider = _queue("m-loop", fake_clock, shut_down_later, period=0.5)
-    m = provider["m-loop"]
+    q, m = _queue("m-loop", fake_clock, shut_down_later, period=0.5)
     q.add("a")
     q.get()
     fake_clock.step(0.25)

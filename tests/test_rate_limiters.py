@@ -36,6 +36,21 @@ if TYPE_CHECKING:
 
     Later = Callable[[Any], None]
 
+RateLimited = Callable[..., RateLimitingQueue[str]]
+
+
+@pytest.fixture
+def rate_limited(fake_clock: FakeClock, shut_down_later: Later) -> RateLimited:
+    """``rate_limited(limiter)``: a RateLimitingQueue on ``fake_clock`` with ``limiter``
+    (client-go's default limiter without one), shut down at teardown."""
+
+    def make(*limiter: Any) -> RateLimitingQueue[str]:
+        q = RateLimitingQueue[str](*limiter, clock=fake_clock)
+        shut_down_later(q)
+        return q
+
+    return make
+
 
 def _expected_exponential(base: float, cap: float, failures: int) -> float:
     """min(base * 2**failures, cap), computed exactly."""
@@ -368,11 +383,10 @@ TestLimiterMachine.settings = settings(max_examples=150, stateful_step_count=50,
 
 
 def test_add_rate_limited_waits_for_the_limiters_delay(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, rate_limited: RateLimited
 ) -> None:
     limiter = ItemExponentialFailureRateLimiter[str](1.0, 100.0)
-    q = RateLimitingQueue[str](limiter, clock=fake_clock)
-    shut_down_later(q)
+    q = rate_limited(limiter)
     start = fake_clock.now()
     q.add_rate_limited("x")
     # RL-5: a delayed add, never "now", even for the first failure.
@@ -397,10 +411,9 @@ def test_add_rate_limited_waits_for_the_limiters_delay(
 
 
 def test_default_rate_limiting_queue_uses_the_controller_limiter(
-    fake_clock: FakeClock, shut_down_later: Later
+    fake_clock: FakeClock, rate_limited: RateLimited
 ) -> None:
-    q = RateLimitingQueue[str](clock=fake_clock)
-    shut_down_later(q)
+    q = rate_limited()
     start = fake_clock.now()
     for i in range(101):
         q.add_rate_limited(f"k{i}")
@@ -441,11 +454,10 @@ def test_add_rate_limited_after_shut_down_still_consults_the_limiter(
 
 
 def test_canonical_worker_retries_with_backoff_then_forgets(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, rate_limited: RateLimited
 ) -> None:
     """RL-7: get; done in finally; forget on success; add_rate_limited on error."""
-    q = RateLimitingQueue[str](ItemExponentialFailureRateLimiter[str](1.0, 60.0), clock=fake_clock)
-    shut_down_later(q)
+    q = rate_limited(ItemExponentialFailureRateLimiter[str](1.0, 60.0))
     q.add("job")
     outcomes = [False, False, False, True]  # fails three times, then succeeds
     delays_seen: list[float] = []
@@ -498,11 +510,10 @@ def test_limiters_answer_in_integer_nanoseconds() -> None:
 
 
 def test_rate_limited_delay_reached_by_steps_that_add_up(
-    fake_clock: FakeClock, eventually: Eventually, shut_down_later: Later
+    fake_clock: FakeClock, eventually: Eventually, rate_limited: RateLimited
 ) -> None:
     """A 10 ms delay from the limiter is reached by stepping 9 ms then 1 ms."""
-    q = RateLimitingQueue[str](ItemExponentialFailureRateLimiter[str](0.01, 1.0), clock=fake_clock)
-    shut_down_later(q)
+    q = rate_limited(ItemExponentialFailureRateLimiter[str](0.01, 1.0))
     q.add_rate_limited("x")
     fake_clock.step(0.009)
     fake_clock.step(0.001)
@@ -527,10 +538,9 @@ class _FloatOnly:
 
 @pytest.mark.parametrize(("delay", "waits"), [(0.25, True), (0.0, False), (-1.0, False)])
 def test_a_limiter_with_when_only_still_works(
-    fake_clock: FakeClock, shut_down_later: Later, delay: float, waits: bool
+    fake_clock: FakeClock, rate_limited: RateLimited, delay: float, waits: bool
 ) -> None:
-    q = RateLimitingQueue[str](_FloatOnly(delay), clock=fake_clock)
-    shut_down_later(q)
+    q = rate_limited(_FloatOnly(delay))
     q.add_rate_limited("x")
     assert q.waiting() == ({"x": fake_clock.now() + delay} if waits else {})
     assert len(q) == (0 if waits else 1)

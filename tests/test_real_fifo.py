@@ -4,9 +4,11 @@ rules one by one, and the threaded shell."""
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import pytest
 from cache_helpers import BM, RA, SA, A, D, DictKnown, R, S, U, dfsu, obj_key, tag
+from fifo_helpers import FIFOModel, Recorder, assert_producer_waits_for_process, fail_handler
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -37,11 +39,13 @@ def atomic_fifo(**kw: object) -> RealFIFOCore:
 names = st.sampled_from(["a", "b", "c", "d"])
 
 
-class RealFIFOMachine(RuleBasedStateMachine):
+class RealFIFOMachine(FIFOModel, RuleBasedStateMachine):
     """RealFIFOCore vs a plain list of expected entries.
 
     Popped entries are "processed" into a dict store, as an informer would.
     """
+
+    fifo: RealFIFOCore
 
     @initialize(
         atomic=st.booleans(),
@@ -72,30 +76,15 @@ class RealFIFOMachine(RuleBasedStateMachine):
             batch_size=batch_size,
         )
         self.m_log: list[Delta] = []
-        self.m_populated = False
-        self.m_remaining = 0
-        self.m_synced = False
-        self.rv = 0
+        self.m_start()
         self.delivered: list[Delta] = []
         self.enqueued: list[Delta] = []
         if initial_list is not None:  # start as an informer does: with a list
             self.replace(initial_list)
 
-    def obj(self, name: str) -> Object:
-        self.rv += 1
-        return Object(name, resource_version=str(self.rv), data=self.rv)
-
     def m_append(self, d: Delta) -> None:
         self.m_log.append(d)
         self.enqueued.append(d)
-
-    def m_populate(self) -> None:
-        self.m_populated = True
-        self.m_update_synced()
-
-    def m_update_synced(self) -> None:
-        if self.m_populated and self.m_remaining == 0:
-            self.m_synced = True
 
     def process(self, deltas: list[Delta]) -> None:
         for d in deltas:
@@ -147,10 +136,7 @@ class RealFIFOMachine(RuleBasedStateMachine):
                     self.m_append(Delta(D, dfsu(k, o)))
             for o in objs:
                 self.m_append(Delta(R, tag(o)))
-        if not self.m_populated:
-            self.m_populated = True
-            self.m_remaining = len(self.m_log)
-            self.m_update_synced()
+        self.m_listed(len(self.m_log))
 
     @rule(listed=st.lists(names, max_size=3))
     def rejected_replace(self, listed: list[str]) -> None:
@@ -196,15 +182,12 @@ class RealFIFOMachine(RuleBasedStateMachine):
 
     def _finish(self, n: int) -> None:
         self.fifo.finish(n)
-        if self.m_remaining > 0:
-            self.m_remaining -= n
-            self.m_update_synced()
+        self.m_processed(n)
 
     @rule()
     def pop(self) -> None:
         if not self.m_log:
-            with pytest.raises(FIFOClosedError if self.fifo.closed else WouldBlock):
-                self.fifo.take_one()
+            self.expect_empty(self.fifo.take_one)
             return
         synced_before = self.fifo.has_synced()
         delta, is_initial = self.fifo.take_one()
@@ -214,8 +197,7 @@ class RealFIFOMachine(RuleBasedStateMachine):
     @rule()
     def pop_batch(self) -> None:
         if not self.m_log:
-            with pytest.raises(FIFOClosedError if self.fifo.closed else WouldBlock):
-                self.fifo.take_batch()
+            self.expect_empty(self.fifo.take_batch)
             return
         log = list(self.m_log)
         remaining = self.m_remaining
@@ -239,10 +221,6 @@ class RealFIFOMachine(RuleBasedStateMachine):
             }
         self._check_taken(batch, is_initial, synced_before)
         self._finish(n)
-
-    @rule()
-    def close(self) -> None:
-        self.fifo.close()
 
     # invariants ----------------------------------------------------------------------
 
@@ -424,16 +402,11 @@ def test_bad_input_appends_nothing() -> None:
 
 
 def test_transformer_skips_tombstones() -> None:
-    seen: list[object] = []
-
-    def spy(o: object) -> object:
-        seen.append(o)
-        return o
-
+    spy = Recorder()
     f = atomic_fifo(transformer=spy)
     f.delete(dfsu("a", None))
     f.delete(Object("b"))
-    assert seen == [Object("b")]
+    assert spy.seen == [Object("b")]
 
 
 def test_key_of_accepts_delta_and_deltas() -> None:
@@ -592,14 +565,7 @@ def test_shell_holds_lock_when_option_off_or_queue_long() -> None:
         for i in range(6):
             fifo.add(Object(f"o{i}"))
         release, consumer = _run_blocked_process(fifo)
-        producer = threading.Thread(target=lambda f=fifo: f.add(Object("late")), daemon=True)
-        producer.start()
-        producer.join(timeout=0.2)
-        assert producer.is_alive(), "producer got the lock while process held it"
-        release.set()
-        for t in (consumer, producer):
-            t.join(timeout=5)
-            assert not t.is_alive()
+        assert_producer_waits_for_process(partial(fifo.add, Object("late")), release, consumer)
 
 
 @pytest.mark.timeout(20)
@@ -635,11 +601,8 @@ def test_shell_process_error_still_counts_as_processed() -> None:
     fifo = RealFIFO(known_objects=DictKnown())
     fifo.replace([Object("a")], "1")
 
-    def boom(deltas: Deltas, initial: bool) -> None:
-        raise ValueError("handler failed")
-
     with pytest.raises(ValueError, match="handler failed"):
-        fifo.pop(boom)
+        fifo.pop(fail_handler)
     assert fifo.has_synced()
     assert fifo.snapshot() == []
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from machine_settings import LONG_MACHINE
 
 from refimpl.apierrors import (
     Expired,
@@ -30,6 +31,7 @@ from refimpl.apiserver import ApiServer, ApiServerCore, ApiServerListerWatcher
 from refimpl.cache.listwatch import ListWatch, Watch
 from refimpl.cache.reflector import (
     NextStep,
+    Parked,
     Reflector,
     ReflectorCore,
     RetryWithDeadline,
@@ -135,6 +137,20 @@ def start_stepped() -> StartStepped:
         clock = FakeClock(0.0)
         reflector, store = stepped(server, clock, **options)
         return SteppedRun(server, clock, reflector, store)
+
+    return start
+
+
+@pytest.fixture
+def start_in_watch_backoff(start_stepped: StartStepped) -> StartStepped:
+    """Like ``start_stepped``, then run until blocked with the first watch failing with a
+    429: the reflector has listed and waits out the watch-retry backoff."""
+
+    def start(objects: int = 0, **options: object) -> SteppedRun:
+        run = start_stepped(objects, **options)
+        run.server.fail_next_watches(1, TooManyRequests())
+        run.reflector.run_until_blocked()
+        return run
 
     return start
 
@@ -386,11 +402,9 @@ def test_paginated_rv0_list_makes_relists_paginated_exact_and_410_falls_back(
 
 
 def test_429_on_watch_start_backs_off_then_rewatches_without_relisting(
-    start_stepped: StartStepped,
+    start_in_watch_backoff: StartStepped,
 ) -> None:
-    server, clock, r, _ = start_stepped(1)
-    server.fail_next_watches(1, TooManyRequests())
-    r.run_until_blocked()
+    server, clock, r, _ = start_in_watch_backoff(1)
     assert isinstance(r.waiting, WaitUntil) and r.waiting.reason == "watch-retry"
     assert 0.8 <= r.waiting.deadline < 1.6
     clock.set_time(r.waiting.deadline)
@@ -442,11 +456,9 @@ def test_resync_keeps_firing_while_a_429_on_a_rewatch_is_waited_out(
 
 
 def test_a_clock_jump_past_the_backoff_and_a_resync_fires_them_in_time_order(
-    start_stepped: StartStepped,
+    start_in_watch_backoff: StartStepped,
 ) -> None:
-    server, clock, r, store = start_stepped(1, resync_period=5.0)
-    server.fail_next_watches(1, TooManyRequests())
-    r.run_until_blocked()
+    _, clock, r, store = start_in_watch_backoff(1, resync_period=5.0)
     assert isinstance(r.waiting, WaitUntil) and r.waiting.resync_at == 5.0
     clock.set_time(20.0)  # past the backoff (< 1.6 s) first, then the resync
     assert r.step() and isinstance(r.waiting, WaitForEvent) and store.resyncs == 0
@@ -455,11 +467,9 @@ def test_a_clock_jump_past_the_backoff_and_a_resync_fires_them_in_time_order(
 
 
 def test_a_resync_that_fails_during_the_backoff_ends_the_next_watch(
-    start_stepped: StartStepped,
+    start_in_watch_backoff: StartStepped,
 ) -> None:
-    server, clock, r, store = start_stepped(1, resync_period=0.25)
-    server.fail_next_watches(1, TooManyRequests())
-    r.run_until_blocked()
+    server, clock, r, store = start_in_watch_backoff(1, resync_period=0.25)
     store.fail_resync = True
     clock.set_time(0.25)
     r.run_until_blocked()
@@ -662,6 +672,29 @@ def running() -> Iterator[list[tuple[threading.Event, threading.Thread]]]:
         assert not thread.is_alive(), "reflector did not stop"
 
 
+class ThreadedRun(NamedTuple):
+    """What :func:`threaded` builds: a server on a FakeClock at 0, the store, a threaded
+    reflector over them (not yet started) and the clock."""
+
+    server: ApiServer
+    store: RecordingStore
+    reflector: Reflector
+    clock: FakeClock
+
+
+def threaded(objects: int = 0, **options: Any) -> ThreadedRun:
+    """A server holding ``objects`` objects and a reflector over it that lists (not
+    watch-list), with ``options``."""
+    clock = FakeClock(0.0)
+    server = ApiServer(clock=clock)
+    fill(server, objects)
+    store = RecordingStore()
+    r = Reflector(
+        ApiServerListerWatcher(server), store, clock=clock, use_watch_list=False, **options
+    )
+    return ThreadedRun(server, store, r, clock)
+
+
 def start(
     r: Reflector, running: list[tuple[threading.Event, threading.Thread]]
 ) -> tuple[threading.Event, threading.Thread]:
@@ -676,18 +709,7 @@ def start(
 def test_threaded_quiet_cluster_costs_exactly_one_list_and_one_watch(
     running: list[tuple[threading.Event, threading.Thread]],
 ) -> None:
-    clock = FakeClock(0.0)
-    server = ApiServer(clock=clock)
-    fill(server, 5)
-    store = RecordingStore()
-    r = Reflector(
-        ApiServerListerWatcher(server),
-        store,
-        clock=clock,
-        seed=1,
-        name="quiet",
-        use_watch_list=False,
-    )
+    server, store, r, clock = threaded(5, seed=1, name="quiet")
     start(r, running)
     p = r.wait_parked("watch")
     clock.step(3600.0)  # an hour of quiet (the server never times watches out itself)
@@ -702,10 +724,7 @@ def test_threaded_quiet_cluster_costs_exactly_one_list_and_one_watch(
 def test_threaded_events_clean_close_and_410(
     running: list[tuple[threading.Event, threading.Thread]],
 ) -> None:
-    clock = FakeClock(0.0)
-    server = ApiServer(clock=clock)
-    store = RecordingStore()
-    r = Reflector(ApiServerListerWatcher(server), store, clock=clock, seed=2, use_watch_list=False)
+    server, store, r, clock = threaded(seed=2)
     start(r, running)
     p = r.wait_parked("watch")
     server.create(Object(name="a"))
@@ -725,32 +744,22 @@ def test_threaded_events_clean_close_and_410(
     assert [(x.verb, x.resource_version) for x in log[-2:]] == [("list", "2"), ("watch", "2")]
 
 
-def threaded_after_a_429(
+def parked_after_a_429(
     running: list[tuple[threading.Event, threading.Thread]], resync_period: float
-) -> tuple[ApiServer, RecordingStore, Reflector, FakeClock]:
-    """A started threaded reflector whose first watch request is refused (429)."""
-    clock = FakeClock(0.0)
-    server = ApiServer(clock=clock)
-    server.fail_next_watches(1)
-    store = RecordingStore()
-    r = Reflector(
-        ApiServerListerWatcher(server),
-        store,
-        clock=clock,
-        seed=3,
-        resync_period=resync_period,
-        use_watch_list=False,
-    )
-    start(r, running)
-    return server, store, r, clock
+) -> tuple[ThreadedRun, Parked]:
+    """A started threaded reflector whose first watch request is refused (429), and its
+    first park in the watch-retry wait."""
+    run = threaded(seed=3, resync_period=resync_period)
+    run.server.fail_next_watches(1)
+    start(run.reflector, running)
+    return run, run.reflector.wait_parked("watch-retry")
 
 
 @pytest.mark.timeout(20)
 def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
     running: list[tuple[threading.Event, threading.Thread]],
 ) -> None:
-    server, store, r, clock = threaded_after_a_429(running, resync_period=30.0)
-    p = r.wait_parked("watch-retry")
+    (server, store, r, clock), p = parked_after_a_429(running, resync_period=30.0)
     assert p.deadline is not None and 0.8 <= p.deadline < 1.6
     clock.set_time(p.deadline)
     p = r.wait_parked("watch", after=p.seq)
@@ -767,8 +776,7 @@ def test_threaded_429_backs_off_and_resync_runs_on_the_fake_clock(
 def test_threaded_resync_fires_during_a_429_backoff_of_the_watch_phase(
     running: list[tuple[threading.Event, threading.Thread]],
 ) -> None:
-    server, store, r, clock = threaded_after_a_429(running, resync_period=0.25)
-    p = r.wait_parked("watch-retry")
+    (server, store, r, clock), p = parked_after_a_429(running, resync_period=0.25)
     assert p.deadline == 0.25  # it wakes first for the resync, inside the backoff
     clock.set_time(0.25)
     p = r.wait_parked("watch-retry", after=p.seq)
@@ -780,12 +788,8 @@ def test_threaded_resync_fires_during_a_429_backoff_of_the_watch_phase(
 def test_threaded_stop_is_prompt_during_a_backoff_wait(
     running: list[tuple[threading.Event, threading.Thread]],
 ) -> None:
-    clock = FakeClock(0.0)
-    server = ApiServer(clock=clock)
+    server, _, r, _ = threaded()
     server.fail_next_lists(1)
-    r = Reflector(
-        ApiServerListerWatcher(server), RecordingStore(), clock=clock, use_watch_list=False
-    )
     stop, thread = start(r, running)
     r.wait_parked("backoff")
     stop.set()  # no clock step: the wait must end on the stop alone
@@ -1002,12 +1006,7 @@ class ReflectorMachine(RuleBasedStateMachine):
         assert r.last_sync_resource_version() == self.server.resource_version
 
 
-ReflectorMachine.TestCase.settings = settings(
-    max_examples=300,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+ReflectorMachine.TestCase.settings = LONG_MACHINE
 TestReflectorMachine = ReflectorMachine.TestCase
 
 

@@ -16,7 +16,7 @@ import pytest
 from test_reflector import RecordingStore, fill
 
 from refimpl.apierrors import BadRequest, Expired, InternalError, Invalid, TooManyRequests
-from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, WatchListSupport
+from refimpl.apiserver import ApiServerCore, ApiServerListerWatcher, CoreWatch, WatchListSupport
 from refimpl.cache.reflector import (
     DEFAULT_MIN_WATCH_TIMEOUT,
     SteppedReflector,
@@ -35,6 +35,17 @@ def reflector(
     store = RecordingStore()
     r = SteppedReflector(ApiServerListerWatcher(server), store, clock=clock, seed=11, **kwargs)  # type: ignore[arg-type]
     return r, store, clock
+
+
+def held_stream() -> tuple[ApiServerCore, SteppedReflector, RecordingStore, CoreWatch]:
+    """Two objects on a server that holds back watch events, and a reflector that has
+    opened its watch-list stream (the one watch, returned last): nothing delivered yet."""
+    server = ApiServerCore(deliver_immediately=False)
+    fill(server, 2)
+    r, store, _ = reflector(server)
+    r.run_until_blocked()
+    (w,) = server.watches()
+    return server, r, store, w
 
 
 def requests(server: ApiServerCore, since: int = 0) -> list[tuple[str, str, str]]:
@@ -93,11 +104,7 @@ def test_the_default_is_one_watch_list_stream_that_goes_on_as_the_watch() -> Non
 
 
 def test_objects_stream_into_a_scratch_store_until_the_end_bookmark() -> None:
-    server = ApiServerCore(deliver_immediately=False)
-    fill(server, 2)
-    r, store, _ = reflector(server)
-    r.run_until_blocked()
-    (w,) = server.watches()
+    server, r, store, w = held_stream()
     server.release(w.id, 2)  # both ADDED events, not yet the bookmark
     r.run_until_blocked()
     assert store.calls == [] and r.last_sync_resource_version() == ""
@@ -147,11 +154,7 @@ def test_a_server_without_watch_list_gets_a_list_at_0_then_a_watch() -> None:
     ids=["500", "400", "422"],
 )
 def test_a_stream_error_event_other_than_410_falls_back_to_a_list(error: Exception) -> None:
-    server = ApiServerCore(deliver_immediately=False)
-    fill(server, 2)
-    r, store, _ = reflector(server)
-    r.run_until_blocked()
-    (w,) = server.watches()
+    server, r, store, w = held_stream()
     server.release(w.id, 1)  # one ADDED, then the stream dies before its bookmark
     server.fail_watch(w.id, error)  # type: ignore[arg-type]
     server.release(w.id)
@@ -170,11 +173,7 @@ def test_a_stream_closed_at_once_without_events_is_very_short_and_falls_back() -
 
 
 def test_a_stream_that_ends_before_its_bookmark_after_events_is_opened_again() -> None:
-    server = ApiServerCore(deliver_immediately=False)
-    fill(server, 2)
-    r, store, _ = reflector(server)
-    r.run_until_blocked()
-    (w,) = server.watches()
+    server, r, store, w = held_stream()
     server.release(w.id, 1)  # one ADDED, then the connection drops: no error, no bookmark
     r.run_until_blocked()
     server.close_watch(w.id)

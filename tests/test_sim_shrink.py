@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
+from cli_helpers import refimpl
 
 from refimpl.sim import Simulator, TapeChooser
 from refimpl.sim.choosers import Chooser
@@ -56,13 +56,7 @@ def test_nothing_to_shrink_without_a_violation() -> None:
 
 
 def _sim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "refimpl.cli", "sim", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return refimpl("sim", *args)
 
 
 def test_cli_reports_the_shrunk_choices_and_their_replay_reproduces() -> None:

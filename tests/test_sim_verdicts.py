@@ -14,9 +14,9 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
-import sys
 
 import pytest
+from cli_helpers import refimpl
 
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.sim import SCENARIOS, Simulator
@@ -95,13 +95,7 @@ def test_idle_and_wrong_is_still_a_violation() -> None:
 
 
 def _sim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "refimpl.cli", "sim", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return refimpl("sim", *args)
 
 
 def test_cli_reports_inconclusive_with_exit_3_and_the_pending_work() -> None:

@@ -18,14 +18,7 @@ from typing import Any
 
 import attrs
 import pytest
-from trace_helpers import (
-    fifo_delta,
-    fifo_obj,
-    index_of_first,
-    parse_generated,
-    simulate,
-    tlc,
-)
+from trace_helpers import fifo_delta, fifo_obj, index_of_first, parse_generated, simulate, tlc
 
 from refimpl.cache import reflector as reflector_module
 from refimpl.cache.reflector import ReflectorCore

@@ -188,6 +188,14 @@ TestQueueCoreMachine.settings = settings(max_examples=200, stateful_step_count=5
 # -- the rule table, row by row ---------------------------------------------------------
 
 
+def _core_with(*items: int) -> QueueCore[int]:
+    """A live core with ``items`` added in order."""
+    core: QueueCore[int] = QueueCore()
+    for x in items:
+        core.add(x)
+    return core
+
+
 def test_repeated_adds_collapse_and_keep_first_position() -> None:
     core: QueueCore[str] = QueueCore()
     for x in ["a", "b", "a", "c", "b", "a"]:
@@ -212,8 +220,7 @@ def test_add_while_in_flight_is_queued_by_done_at_the_tail() -> None:
 
 
 def test_get_moves_head_to_processing_and_clears_dirty() -> None:
-    core: QueueCore[int] = QueueCore()
-    core.add(1)
+    core = _core_with(1)
     assert core.get() == (1, False)
     assert core.processing == {1}
     assert core.dirty == set()
@@ -228,9 +235,7 @@ def test_get_on_empty_live_queue_would_block() -> None:
 
 
 def test_done_without_readd_reports_idle_only_when_last() -> None:
-    core: QueueCore[int] = QueueCore()
-    core.add(1)
-    core.add(2)
+    core = _core_with(1, 2)
     core.get()
     core.get()
     assert core.done(1) == (False, False)
@@ -238,8 +243,7 @@ def test_done_without_readd_reports_idle_only_when_last() -> None:
 
 
 def test_done_that_requeues_the_last_in_flight_item_reports_idle() -> None:
-    core: QueueCore[int] = QueueCore()
-    core.add(1)
+    core = _core_with(1)
     core.get()
     core.add(1)
     requeued, idle = core.done(1)
@@ -248,9 +252,7 @@ def test_done_that_requeues_the_last_in_flight_item_reports_idle() -> None:
 
 
 def test_shutdown_keeps_queued_items_and_ignores_adds() -> None:
-    core: QueueCore[int] = QueueCore()
-    core.add(1)
-    core.add(2)
+    core = _core_with(1, 2)
     core.shut_down()
     assert core.add(3) is False
     assert core.get() == (1, False)
@@ -261,8 +263,7 @@ def test_shutdown_keeps_queued_items_and_ignores_adds() -> None:
 
 
 def test_done_after_shutdown_still_requeues_a_dirty_item() -> None:
-    core: QueueCore[int] = QueueCore()
-    core.add(1)
+    core = _core_with(1)
     core.get()
     core.add(1)
     core.shut_down()
@@ -273,9 +274,7 @@ def test_done_after_shutdown_still_requeues_a_dirty_item() -> None:
 
 
 def test_drain_complete_follows_processing_and_drain_flag() -> None:
-    core: QueueCore[int] = QueueCore()
-    core.add(1)
-    core.add(2)
+    core = _core_with(1, 2)
     core.get()
     core.begin_drain()
     assert core.shutting_down and core.drain

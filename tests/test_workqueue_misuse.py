@@ -166,11 +166,7 @@ def test_done_of_a_queued_item_pushes_a_second_copy() -> None:
 
 
 @pytest.mark.parametrize("bad", [math.nan, -math.nan, math.inf])
-def test_nan_and_infinite_delays_are_rejected(
-    bad: float, fake_clock: FakeClock, shut_down_later: Later
-) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
+def test_nan_and_infinite_delays_are_rejected(bad: float, dq: DelayingQueue[str]) -> None:
     with pytest.raises(ValueError, match="add_after"):
         dq.add_after("x", bad)
     assert dq.waiting() == {}
@@ -178,11 +174,7 @@ def test_nan_and_infinite_delays_are_rejected(
 
 
 @pytest.mark.parametrize("bad", ["1", None, True, 1j])
-def test_non_numeric_delays_are_rejected(
-    bad: Any, fake_clock: FakeClock, shut_down_later: Later
-) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
+def test_non_numeric_delays_are_rejected(bad: Any, dq: DelayingQueue[str]) -> None:
     with pytest.raises(TypeError, match="add_after"):
         dq.add_after("x", bad)
     assert dq.waiting() == {}
@@ -190,11 +182,7 @@ def test_non_numeric_delays_are_rejected(
 
 
 @pytest.mark.parametrize("delay", [-1e-9, -5.0, -math.inf])
-def test_negative_delay_adds_immediately(
-    delay: float, fake_clock: FakeClock, shut_down_later: Later
-) -> None:
-    dq: DelayingQueue[str] = DelayingQueue(clock=fake_clock)
-    shut_down_later(dq)
+def test_negative_delay_adds_immediately(delay: float, dq: DelayingQueue[str]) -> None:
     dq.add_after("x", delay)
     assert dq.waiting() == {}
     assert dq.get() == ("x", False)

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from queue_model import QueueModel
 
 from refimpl.workqueue import InMemoryMetricsProvider, Queue
 
@@ -44,46 +45,35 @@ class QueueShellMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.q: Queue[int] = Queue()
-        self.queue: list[int] = []
-        self.dirty: set[int] = set()
-        self.processing: set[int] = set()
+        self.m = QueueModel[int]()
         self.shut = False
 
     @rule(x=st.integers(0, 5))
     def add(self, x: int) -> None:
         self.q.add(x)
-        if self.shut or x in self.dirty:
-            return
-        self.dirty.add(x)
-        if x not in self.processing:
-            self.queue.append(x)
+        if not self.shut:
+            self.m.add(x)
 
-    @precondition(lambda self: bool(self.queue) or self.shut)
+    @precondition(lambda self: bool(self.m.queue) or self.shut)
     @rule()
     def get(self) -> None:
-        if not self.queue:
+        if not self.m.queue:
             assert self.q.get() == (None, True)
             return
-        x = self.queue.pop(0)
-        self.dirty.discard(x)
-        self.processing.add(x)
+        x = self.m.get()
         assert self.q.get() == (x, False)
 
-    @precondition(lambda self: bool(self.processing))
+    @precondition(lambda self: bool(self.m.processing))
     @rule(data=st.data())
     def done(self, data: st.DataObject) -> None:
-        x = data.draw(st.sampled_from(sorted(self.processing)))
-        self.processing.discard(x)
-        if x in self.dirty:
-            self.queue.append(x)
-        self.q.done(x)
+        self.q.done(self.m.done_drawn(data))
 
     @rule()
     def shut_down(self) -> None:
         self.q.shut_down()
         self.shut = True
 
-    @precondition(lambda self: not self.processing)
+    @precondition(lambda self: not self.m.processing)
     @rule()
     def shut_down_with_drain_idle(self) -> None:
         # Nothing in flight: returns at once even with items queued.
@@ -93,10 +83,10 @@ class QueueShellMachine(RuleBasedStateMachine):
     @invariant()
     def matches(self) -> None:
         queue, dirty, processing = self.q.snapshot()
-        assert queue == self.queue
-        assert dirty == self.dirty
-        assert processing == self.processing
-        assert len(self.q) == self.q.len() == len(self.queue)
+        assert queue == self.m.queue
+        assert dirty == self.m.dirty
+        assert processing == self.m.processing
+        assert len(self.q) == self.q.len() == len(self.m.queue)
         assert self.q.shutting_down() == self.shut
 
 
@@ -313,15 +303,16 @@ class _CountingCondition:
         self.cond.notify_all()
 
 
-def _counting(q: Queue[str]) -> tuple[_CountingCondition, _CountingCondition]:
+def _counting_queue() -> tuple[Queue[str], _CountingCondition, _CountingCondition]:
+    """A queue whose not-empty and idle conditions count their notifications."""
+    q: Queue[str] = Queue()
     not_empty, idle = _CountingCondition(q._not_empty), _CountingCondition(q._idle)
     q._not_empty, q._idle = not_empty, idle  # type: ignore[assignment]
-    return not_empty, idle
+    return q, not_empty, idle
 
 
 def test_no_notification_when_nobody_waits() -> None:
-    q: Queue[str] = Queue()
-    not_empty, idle = _counting(q)
+    q, not_empty, idle = _counting_queue()
     for _ in range(3):
         q.add("x")
         item, _ = q.get()
@@ -335,8 +326,7 @@ def test_no_notification_when_nobody_waits() -> None:
 def test_a_waiting_getter_is_notified_by_add_and_by_a_requeueing_done(
     in_thread: InThread, eventually: Eventually
 ) -> None:
-    q: Queue[str] = Queue()
-    not_empty, _ = _counting(q)
+    q, not_empty, _ = _counting_queue()
     q.add("x")
     assert q.get() == ("x", False)
     q.add("x")  # dirty while in flight
@@ -356,8 +346,7 @@ def test_a_waiting_getter_is_notified_by_add_and_by_a_requeueing_done(
 def test_a_waiting_drain_is_notified_by_the_last_done(
     in_thread: InThread, eventually: Eventually
 ) -> None:
-    q: Queue[str] = Queue()
-    _, idle = _counting(q)
+    q, _, idle = _counting_queue()
     q.add("x")
     q.get()
     drainer = in_thread(q.shut_down_with_drain, "drain")
