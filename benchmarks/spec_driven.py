@@ -106,13 +106,14 @@ def main() -> int:
         "--write-docs", action="store_true", help=f"rewrite the tables in {DOCS.relative_to(ROOT)}"
     )
     args = parser.parse_args()
+    writes = args.write_pins or args.write_docs
+    if writes and (args.bug or args.planner):
+        parser.error("--write-pins and --write-docs run every bug: no --bug, no --planner")
     graphs = {m: load_model_graph(m) for m in SPEC_MAPPINGS}
     if args.planner:
         _planner_table(graphs, args.markdown)
         return 0
-    if args.write_pins or args.write_docs:
-        if args.bug:
-            parser.error("--write-pins and --write-docs run every bug: no --bug")
+    if writes:
         if args.write_pins:
             write_pins(build_pins(graphs, list(SPEC_MAPPINGS)))
             print(f"wrote {PINS.relative_to(ROOT)}", file=sys.stderr)
