@@ -11,7 +11,7 @@ CROSSHAIR_TIMEOUT ?= 2
 #: manifests"); each folder's own Makefile builds it from its pinned manifest.
 PEERS := $(patsubst adapters/%/peer.json,%,$(wildcard adapters/*/peer.json))
 
-.PHONY: tour test lint typecheck pytest crosshair bench peers clean
+.PHONY: tour test lint typecheck pytest crosshair bench peers pins clean
 
 # editable_mode=compat: a .pth with the checkout's path rather than setuptools' import-hook
 # finder, which mypy cannot follow (mypy run from another folder would not find refimpl).
@@ -52,6 +52,21 @@ PEERS_OUT := $(if $(CI),build/peers,docs)
 
 peers: $(STAMP)
 	$(BIN)/refimpl peers --out $(PEERS_OUT) $(PEER)
+
+# Regenerate every pinned number (CONTRIBUTING.md, "Pinned numbers"); review the diff it
+# leaves. With TLA2TOOLS_JAR: TLC's states and depth into spec/models.json, the graphs
+# into spec/graphs/ (first: the walks are computed from the graphs). Then the walks'
+# pins (tests/pins/walks.json) and the walks tables in docs/conformance.md
+# (benchmarks/spec_driven.py, minutes), then docs/peers.md (make peers).
+pins: $(STAMP)
+ifneq ($(TLA2TOOLS_JAR),)
+	$(BIN)/refimpl spec check --record
+	$(BIN)/refimpl spec export
+else
+	@echo "pins: no TLA2TOOLS_JAR: spec/models.json and spec/graphs/ are left as they are"
+endif
+	$(BIN)/python benchmarks/spec_driven.py --write-pins --write-docs
+	$(MAKE) peers
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/workqueue.py

@@ -2,6 +2,7 @@
 
     python benchmarks/spec_driven.py [--bug NAME ...] [--markdown]
     python benchmarks/spec_driven.py --planner [--markdown]
+    python benchmarks/spec_driven.py [--write-pins] [--write-docs]
 
 For every bug in adapters/broken/bugs.py whose component a graphed model drives
 (queue and delaying_queue: WorkQueue; delta_fifo: DeltaFIFO; real_fifo: RealFIFO and
@@ -12,7 +13,8 @@ requests (the walk's, before shortening), how long it took, the length of the re
 path (after shortening) and the spec action it fails at. Then the reference
 adapter's full coverage of each model (edges, states, requests, seconds). Nothing is
 random: the walks are computed from the graph, so every run gives the same numbers
-except the seconds. docs/conformance.md's table is this script's ``--markdown`` output.
+except the seconds. docs/conformance.md's tables are this script's ``--markdown`` output
+(``--write-docs`` puts them there).
 
 ``--planner`` instead walks every model against the reference with the planner
 (:mod:`refimpl.conformance.walks.planner`) and without it (the sweep alone, from the
@@ -20,19 +22,33 @@ initial state): steps, requests, requests per edge and seconds of each. The work
 queue is timed (an ``add_after``'s delay is chosen from the planned walk), so it has
 no walk without the planner. The planner module's docstring and docs/conformance.md
 quote this table.
+
+``--write-pins`` writes tests/pins/walks.json, the numbers tests/test_spec_driven.py
+pins, from the walks that test runs: per graphed model, the reference's walk (the
+informer eagerly, as the test's ``eager``) and, for the informer models, the paused
+walk: the undriven edges by reason and the unreachable ones; per walkable bug, its
+verdict against each model that drives its component (the action a caught bug fails
+at). ``--write-docs`` rewrites the bugs and coverage tables (the ``--markdown``
+output) and a table of the informer walks' undriven edges (eager and paused) in
+docs/conformance.md, each between its ``<!-- spec_driven.py: NAME -->`` and
+``<!-- end -->`` markers. Both together run each walk once; ``make pins`` runs them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from typing import Any
 
 import attrs
-from conformance import BROKEN, REFERENCE, load_bugs  # benchmarks/conformance.py
+from conformance import BROKEN, REFERENCE, ROOT, load_bugs  # benchmarks/conformance.py
 
 from refimpl.conformance.protocol import OBSERVE
+from refimpl.conformance.walks.informer_mapping import InformerMapping
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
+from refimpl.conformance.walks.report import SpecRun
 from refimpl.conformance.walks.run import drive, load_model_graph
 from refimpl.conformance.walks.spec_mapping import SpecMapping
 from refimpl.tla.graph import StateGraph
@@ -45,6 +61,37 @@ MODELS = {
     "real_fifo": ["RealFIFO", "RealFIFOAtomic"],
     "informer": ["Informer", "InformerAtomic"],
 }
+#: What tests/test_spec_driven.py reads (``--write-pins``).
+PINS = ROOT / "tests" / "pins" / "walks.json"
+#: Where the ``--markdown`` tables go (``--write-docs``).
+DOCS = ROOT / "docs" / "conformance.md"
+#: The reference without observations carried by a call: every check its own request.
+UNOBSERVED = [*REFERENCE, "--no-observe"]
+#: The walks run so far: (model, paused, command) -> run; ``--write-pins`` and
+#: ``--write-docs`` share them.
+_RUNS: dict[tuple[str, bool, tuple[str, ...]], SpecRun] = {}
+
+
+def eager(model: str) -> SpecMapping:
+    """The model's mapping; for the informer without ``pause`` (tests/test_spec_driven.py's
+    ``eager``: the walk its reference test runs)."""
+    mapping = SPEC_MAPPINGS[model]
+    return attrs.evolve(mapping, pause=False) if isinstance(mapping, InformerMapping) else mapping
+
+
+def walk(graphs: dict[str, StateGraph], model: str, command: list[str], paused: bool) -> SpecRun:
+    """The walk of ``model`` against ``command``: with the model's mapping as it is
+    (``paused``: the informer pauses where the adapter declares it), or ``eager``."""
+    paused = paused or not isinstance(SPEC_MAPPINGS[model], InformerMapping)
+    key = (model, paused, tuple(command))
+    if key not in _RUNS:
+        mapping = SPEC_MAPPINGS[model] if paused else eager(model)
+        _RUNS[key] = drive(mapping, graphs[model], command)
+    return _RUNS[key]
+
+
+def broken(name: str) -> list[str]:
+    return [sys.executable, str(BROKEN / "adapter.py"), "--bug", name]
 
 
 def main() -> int:
@@ -54,18 +101,106 @@ def main() -> int:
     parser.add_argument(
         "--planner", action="store_true", help="only: each model with and without the planner"
     )
+    parser.add_argument("--write-pins", action="store_true", help=f"write {PINS.relative_to(ROOT)}")
+    parser.add_argument(
+        "--write-docs", action="store_true", help=f"rewrite the tables in {DOCS.relative_to(ROOT)}"
+    )
     args = parser.parse_args()
+    writes = args.write_pins or args.write_docs
+    if writes and (args.bug or args.planner):
+        parser.error("--write-pins and --write-docs run every bug: no --bug, no --planner")
     graphs = {m: load_model_graph(m) for m in SPEC_MAPPINGS}
     if args.planner:
         _planner_table(graphs, args.markdown)
         return 0
-    _bugs_table(graphs, args.bug, args.markdown)
+    if writes:
+        if args.write_pins:
+            write_pins(build_pins(graphs, list(SPEC_MAPPINGS)))
+            print(f"wrote {PINS.relative_to(ROOT)}", file=sys.stderr)
+        if args.write_docs:
+            write_docs(graphs)
+            print(f"wrote {DOCS.relative_to(ROOT)}", file=sys.stderr)
+        return 0
+    print(_table(*_bugs_table(graphs, args.bug), args.markdown))
     print()
-    _coverage_table(graphs, args.markdown)
+    print(_table(*_coverage_table(graphs), args.markdown))
     return 0
 
 
-def _bugs_table(graphs: dict[str, StateGraph], only: list[str], markdown: bool) -> None:
+def build_pins(graphs: dict[str, StateGraph], models: list[str]) -> dict[str, Any]:
+    """tests/pins/walks.json's content for ``models``: each model's reference walks
+    (``walk``; the informer's ``paused`` too) and the bugs' verdicts on those models."""
+    pinned: dict[str, Any] = {}
+    for model in models:
+        pinned[model] = {"walk": _coverage_pins(model, walk(graphs, model, REFERENCE, False))}
+        if isinstance(SPEC_MAPPINGS[model], InformerMapping):
+            pinned[model]["paused"] = _coverage_pins(
+                model, walk(graphs, model, REFERENCE, paused=True)
+            )
+    verdicts: dict[str, dict[str, dict[str, str]]] = {}
+    for name, bug in load_bugs().BUGS.items():
+        for model in MODELS.get(bug.component, []):
+            if model in models:
+                verdicts.setdefault(name, {})[model] = _verdict_pin(
+                    walk(graphs, model, broken(name), paused=True)
+                )
+    return {"bugs": verdicts, "models": pinned}
+
+
+def _coverage_pins(model: str, run: SpecRun) -> dict[str, Any]:
+    """What the reference's walk left out: the undriven edges by reason, the
+    unreachable ones. A walk that fails pins nothing."""
+    cov = run.coverage
+    if not run.ok or cov.covered != cov.drivable:
+        describe = run.deviation.describe() if run.deviation else run.refused
+        raise SystemExit(f"{model}: the reference's walk is {run.verdict}: {describe}")
+    undriven = {reason: n for reason, n in sorted(cov.undriven.items()) if n}
+    return {"undriven": undriven, "unreachable": cov.unreachable}
+
+
+def _verdict_pin(run: SpecRun) -> dict[str, str]:
+    if run.deviation is not None:
+        return {"verdict": "caught", "failed_at": run.deviation.path[-1]}
+    if run.refused is not None:
+        return {"verdict": "not run"}
+    return {"verdict": "passes every edge"}
+
+
+def write_pins(pins: dict[str, Any]) -> None:
+    PINS.parent.mkdir(parents=True, exist_ok=True)
+    PINS.write_text(json.dumps(pins, indent=2, sort_keys=True) + "\n")
+
+
+def write_docs(graphs: dict[str, StateGraph]) -> None:
+    """docs/conformance.md with the bugs and coverage tables (``--markdown``) and the
+    informer's undriven edges put between their markers; the text around them is left
+    as it is."""
+    text = DOCS.read_text()
+    for name, table in (
+        ("bugs table", _table(*_bugs_table(graphs, []), markdown=True)),
+        ("coverage table", _table(*_coverage_table(graphs), markdown=True)),
+        ("informer undriven table", _table(*_undriven_table(graphs), markdown=True)),
+    ):
+        text = replace_between_markers(text, name, table)
+    DOCS.write_text(text)
+
+
+def replace_between_markers(text: str, name: str, content: str) -> str:
+    """``text`` with what stands between ``<!-- spec_driven.py: NAME -->`` and the next
+    ``<!-- end -->`` replaced by ``content``; exactly one such pair must be there."""
+    pattern = re.compile(
+        rf"(<!-- spec_driven\.py: {re.escape(name)} -->\n).*?(<!-- end -->)", re.DOTALL
+    )
+    found = len(pattern.findall(text))
+    if found != 1:
+        raise SystemExit(f"{DOCS.relative_to(ROOT)}: {found} '{name}' markers, not 1")
+    table = "\n" + content.strip("\n") + "\n\n"
+    return pattern.sub(lambda m: m.group(1) + table + m.group(2), text)
+
+
+def _bugs_table(
+    graphs: dict[str, StateGraph], only: list[str]
+) -> tuple[list[str], list[list[str]]]:
     """Each broken adapter against the models that drive its component."""
     bugs = load_bugs().BUGS
     rows: list[list[str]] = []
@@ -77,8 +212,7 @@ def _bugs_table(graphs: dict[str, StateGraph], only: list[str], markdown: bool) 
             rows.append([name, bug.component, "-", "no graphed model drives it", "", "", ""])
             continue
         for model in models:
-            command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", name]
-            run = drive(SPEC_MAPPINGS[model], graphs[model], command)
+            run = walk(graphs, model, broken(name), paused=True)
             cov = run.coverage
             path = ""
             if run.deviation is not None:
@@ -116,20 +250,20 @@ def _bugs_table(graphs: dict[str, StateGraph], only: list[str], markdown: bool) 
         "path",
         "failed at",
     ]
-    _table(header, rows, markdown)
+    return header, rows
 
 
-def _coverage_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
+def _coverage_table(graphs: dict[str, StateGraph]) -> tuple[list[str], list[list[str]]]:
     """The reference's full coverage of each model."""
     cover_rows: list[list[str]] = []
     for model, mapping in SPEC_MAPPINGS.items():
-        run = drive(mapping, graphs[model], REFERENCE)
+        run = walk(graphs, model, REFERENCE, paused=True)
         cov = run.coverage
         # The same walk with every check sent as a request of its own (no observations
         # carried by a call); the informer's answers carry their observation anyway.
         plain = "-"
         if mapping.component in OBSERVE:
-            alone = drive(mapping, graphs[model], [*REFERENCE, "--no-observe"]).coverage
+            alone = walk(graphs, model, UNOBSERVED, paused=True).coverage
             plain = f"{alone.requests / max(alone.covered, 1):.2f}"
         cover_rows.append(
             [
@@ -146,7 +280,7 @@ def _coverage_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
                 f"{cov.seconds:.1f}",
             ]
         )
-    _table(
+    return (
         [
             "model",
             "reference",
@@ -161,8 +295,43 @@ def _coverage_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
             "seconds",
         ],
         cover_rows,
-        markdown,
     )
+
+
+#: The informer walks' undriven reasons (informer_mapping.py), by their first word: the
+#: columns of the undriven table.
+_UNDRIVEN_COLUMNS = {
+    "external": "external steps while work is pending",
+    "internal": "internal steps in another interleaving",
+    "another": "another list/deletion order",
+}
+
+
+def _undriven_table(graphs: dict[str, StateGraph]) -> tuple[list[str], list[list[str]]]:
+    """What the informer's walks against the reference leave out, eager and paused: the
+    numbers tests/pins/walks.json pins, with the graph's and the driven edges."""
+    rows: list[list[str]] = []
+    for model, mapping in SPEC_MAPPINGS.items():
+        if not isinstance(mapping, InformerMapping):
+            continue
+        for paused in (False, True):
+            cov = walk(graphs, model, REFERENCE, paused).coverage
+            cells = dict.fromkeys(_UNDRIVEN_COLUMNS, "0")
+            for reason, n in cov.undriven.items():
+                first = reason.split(" ", 1)[0]
+                if first not in cells:
+                    raise SystemExit(f"{model}: no column for undriven reason {reason!r}")
+                cells[first] = f"{n:,}"
+            rows.append(
+                [
+                    f"{model}, {'with pause' if paused else 'eager'}",
+                    f"{cov.drivable:,} of {cov.edges:,}",
+                    *cells.values(),
+                    f"{cov.unreachable:,}",
+                ]
+            )
+    header = ["model", "driven (of the graph's edges)", *_UNDRIVEN_COLUMNS.values()]
+    return [*header, "reachable only through those"], rows
 
 
 def _planner_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
@@ -189,7 +358,7 @@ def _planner_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
             )
             print(f"{model:<15} planned={planned} {cov.seconds:.1f} s", file=sys.stderr)
     header = ["model", "planner", "edges driven", "steps", "requests", "requests/edge"]
-    _table([*header, "seconds", "verdict"], rows, markdown)
+    print(_table([*header, "seconds", "verdict"], rows, markdown))
 
 
 def _with_planner(mapping: SpecMapping, planned: bool) -> SpecMapping:
@@ -199,18 +368,15 @@ def _with_planner(mapping: SpecMapping, planned: bool) -> SpecMapping:
     return evolved
 
 
-def _table(header: list[str], rows: list[list[str]], markdown: bool) -> None:
+def _table(header: list[str], rows: list[list[str]], markdown: bool) -> str:
     rows = [r + [""] * (len(header) - len(r)) for r in rows]
     if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-        return
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

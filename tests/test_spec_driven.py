@@ -9,6 +9,7 @@ add up to the graph's edges, with the left-out ones exactly the kinds listed.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import itertools
 import json
@@ -49,37 +50,29 @@ def broken(name: str) -> list[str]:
     return [sys.executable, str(BROKEN / "adapter.py"), "--bug", name]
 
 
-#: What the protocol cannot drive, per model (reason -> edges); nothing else may be.
-UNDRIVEN = {
-    # The quiescence rule: the request that lets a drain finish is answered once the
-    # drainer has returned (these edges, and 12 DrainReturns only they lead to).
-    "WorkQueue": {"steps between a drain completing and ShutDownWithDrain returning": 112},
-    # Every FIFO edge, Close and the batch pop too (the reference has pop_batch_nowait).
-    "DeltaFIFO": {},
-    "RealFIFO": {},
-    "RealFIFOAtomic": {},
-    # The protocol processes to quiescence after every request (informer_mapping.py,
-    # InformerMapping): the spec's internal actions are taken eagerly.
-    "Informer": {
-        "external steps while processing or handlers are pending (eager processing)": 51178,
-        "internal steps in another interleaving than the eager one (eager processing)": 39362,
-        "another list or deletion order: the same request, the same answers": 624,
-    },
-    "InformerAtomic": {
-        "external steps while processing or handlers are pending (eager processing)": 93878,
-        "internal steps in another interleaving than the eager one (eager processing)": 61071,
-        "another list or deletion order: the same request, the same answers": 610,
-    },
-}
-#: Edges reachable only through the ones above.
-UNREACHABLE = {
-    "WorkQueue": 0,
-    "DeltaFIFO": 0,
-    "RealFIFO": 0,
-    "RealFIFOAtomic": 0,
-    "Informer": 0,
-    "InformerAtomic": 0,
-}
+#: The numbers the walks measured, per graphed model (``models``: the reference's
+#: ``walk``, the informer's eager one, and the informer's ``paused`` walk) and per
+#: walkable bug (``bugs``: its verdict on each model that drives its component).
+#: Written by ``python benchmarks/spec_driven.py --write-pins`` (``make pins``), never
+#: by hand: a number that moved is a finding to explain in the commit.
+#:
+#: A walk's ``undriven`` is what the protocol cannot drive (reason -> edges); nothing
+#: else may be. The work queue: the quiescence rule (the request that lets a drain
+#: finish is answered once the drainer has returned: the steps between a drain
+#: completing and ShutDownWithDrain returning, and 12 DrainReturns only they lead to).
+#: The FIFOs: nothing, Close and the batch pop too (the reference has pop_batch_nowait).
+#: The informer: the protocol processes to quiescence after every request
+#: (informer_mapping.py, InformerMapping), so the spec's internal actions are taken
+#: eagerly: external steps while processing or handlers are pending (paused: while
+#: notifications are pending or an entry is being processed; pause holds back only the
+#: queue), internal steps in another interleaving than the eager one, and another list
+#: or deletion order (the same request, the same answers). ``unreachable``: edges
+#: reachable only through the undriven ones.
+PINS_FILE = Path(__file__).parent / "pins" / "walks.json"
+PINS: dict[str, Any] = json.loads(PINS_FILE.read_text())
+WALKS: dict[str, Any] = PINS["models"]
+#: The informer models, walked with pause/resume too (what the reference declares).
+PAUSED = [model for model in WALKS if "paused" in WALKS[model]]
 
 
 def eager(model: str) -> SpecMapping:
@@ -96,15 +89,48 @@ def test_reference_follows_every_drivable_edge(model: str) -> None:
     assert run.ok, (run.refused, run.deviation and run.deviation.describe())
     assert cov.covered == cov.drivable
     undriven = {reason: n for reason, n in cov.undriven.items() if n}
-    assert undriven == UNDRIVEN[model]
+    assert undriven == WALKS[model]["walk"]["undriven"]
     assert cov.drivable + sum(undriven.values()) + cov.unreachable == cov.edges
-    assert cov.unreachable == UNREACHABLE[model]
+    assert cov.unreachable == WALKS[model]["walk"]["unreachable"]
     # Every edge once, plus the paths between them: under 3 steps and 3 requests per
     # edge (issue #15's target), the checks carried by the calls (docs/protocol.md).
     assert cov.steps <= 3 * cov.drivable
     assert cov.requests <= 3 * cov.drivable
     if not model.startswith("Informer"):
         assert cov.observed > 0
+
+
+def test_every_graphed_model_has_pins() -> None:
+    """A new graphed model is walked only once ``make pins`` has pinned its walks; the
+    informer models (the ones that pause) have a paused walk too."""
+    assert set(WALKS) == set(SPEC_MAPPINGS)
+    assert set(PAUSED) == {m for m, v in SPEC_MAPPINGS.items() if isinstance(v, InformerMapping)}
+    assert PINS_FILE.read_text() == json.dumps(PINS, indent=2, sort_keys=True) + "\n"
+
+
+#: The models whose pins the test below rebuilds: seconds each (the others take minutes).
+CHEAP = ["WorkQueue", "DeltaFIFO"]
+
+
+@pytest.mark.timeout(600)
+def test_write_pins_writes_what_the_tests_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``benchmarks/spec_driven.py --write-pins`` runs the walks these tests run: for
+    the cheap models, what it would write is what the committed file holds."""
+    benchmarks = Path(__file__).parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # the script imports conformance.py
+    spec = importlib.util.spec_from_file_location("spec_driven", benchmarks / "spec_driven.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.PINS == PINS_FILE
+    assert all(script.eager(m) == eager(m) for m in SPEC_MAPPINGS)
+    built = script.build_pins({m: graph(m) for m in CHEAP}, CHEAP)
+    assert built["models"] == {m: WALKS[m] for m in CHEAP}
+    pinned = {
+        name: {m: v for m, v in verdicts.items() if m in CHEAP}
+        for name, verdicts in PINS["bugs"].items()
+    }
+    assert built["bugs"] == {name: v for name, v in pinned.items() if v}
 
 
 #: Requests per driven edge with every check sent as a request of its own: the same
@@ -182,27 +208,9 @@ def test_a_step_shares_its_credit_only_across_hidden_variables(model: str) -> No
     assert set(mapping.hidden) <= set(g.states[0])
 
 
-#: With pause/resume (what the reference declares), per informer model.
-UNDRIVEN_PAUSED = {
-    "Informer": {
-        "external steps while notifications are pending or an entry is being processed "
-        "(eager processing; pause holds back only the queue)": 39370,
-        "internal steps in another interleaving than the eager one (eager processing)": 23310,
-        "another list or deletion order: the same request, the same answers": 78,
-    },
-    "InformerAtomic": {
-        "external steps while notifications are pending or an entry is being processed "
-        "(eager processing; pause holds back only the queue)": 77494,
-        "internal steps in another interleaving than the eager one (eager processing)": 26950,
-        "another list or deletion order: the same request, the same answers": 296,
-    },
-}
-UNREACHABLE_PAUSED = {"Informer": 7222, "InformerAtomic": 10184}
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("model", list(UNDRIVEN_PAUSED))
+@pytest.mark.parametrize("model", PAUSED)
 def test_reference_follows_every_paused_informer_edge(model: str) -> None:
     """The full informer walk, pausing between requests where the spec's queue holds
     work: about 27,000 and 47,000 edges, 20 and 35 s on a 2-core machine."""
@@ -210,8 +218,9 @@ def test_reference_follows_every_paused_informer_edge(model: str) -> None:
     cov = run.coverage
     assert run.ok, (run.refused, run.deviation and run.deviation.describe())
     assert cov.covered == cov.drivable
-    assert {reason: n for reason, n in cov.undriven.items() if n} == UNDRIVEN_PAUSED[model]
-    assert cov.unreachable == UNREACHABLE_PAUSED[model]
+    undriven = {reason: n for reason, n in cov.undriven.items() if n}
+    assert undriven == WALKS[model]["paused"]["undriven"]
+    assert cov.unreachable == WALKS[model]["paused"]["unreachable"]
     assert cov.drivable + sum(cov.undriven.values()) + cov.unreachable == cov.edges
     # Many short walks (the server's history only grows): over 2 steps per edge, some of
     # them the harness's alone (no request).
@@ -219,39 +228,37 @@ def test_reference_follows_every_paused_informer_edge(model: str) -> None:
     assert cov.requests <= 3 * cov.drivable
 
 
-#: bug -> (model, the spec action the shortest failing path ends in, its length)
+#: bug -> the model whose walk catches it; the spec action its shortest failing path
+#: ends in is the pins' (``bugs``: BUG: MODEL: ``failed_at``).
 CAUGHT = {
-    "add-while-processing-pushes": ("WorkQueue", 'Add("b")'),
-    "done-forgets-requeue": ("WorkQueue", 'Done("w2")'),
-    "get-keeps-dirty": ("WorkQueue", 'Done("w2")'),
-    "dirty-cleared-at-done": ("WorkQueue", 'Done("w2")'),
-    "shutdown-discards-queue": ("WorkQueue", "ShutDown"),
-    "len-counts-processing": ("WorkQueue", 'Get("w2")'),
-    "done-after-shutdown-drops": ("WorkQueue", 'Done("w2")'),
-    "fires-late": ("WorkQueue", 'Ready("b")'),
-    "replace-no-queued-tombstones": ("DeltaFIFO", "Pop"),
-    "dedup-merges-everything": ("DeltaFIFO", "Pop"),
-    "dedup-deletes-keeps-newer": ("DeltaFIFO", "Pop"),
-    "delta-fifo-queues-unknown-delete": ("DeltaFIFO", "Pop"),
-    "resync-over-queued": ("DeltaFIFO", "Pop"),
-    "real-fifo-drops-unknown-delete": ("RealFIFO", "Pop"),
-    "real-fifo-synced-at-take": ("RealFIFOAtomic", "Take"),
+    "add-while-processing-pushes": "WorkQueue",
+    "done-forgets-requeue": "WorkQueue",
+    "get-keeps-dirty": "WorkQueue",
+    "dirty-cleared-at-done": "WorkQueue",
+    "shutdown-discards-queue": "WorkQueue",
+    "len-counts-processing": "WorkQueue",
+    "done-after-shutdown-drops": "WorkQueue",
+    "fires-late": "WorkQueue",
+    "replace-no-queued-tombstones": "DeltaFIFO",
+    "dedup-merges-everything": "DeltaFIFO",
+    "dedup-deletes-keeps-newer": "DeltaFIFO",
+    "delta-fifo-queues-unknown-delete": "DeltaFIFO",
+    "resync-over-queued": "DeltaFIFO",
+    "real-fifo-drops-unknown-delete": "RealFIFO",
+    "real-fifo-synced-at-take": "RealFIFOAtomic",
     # INF-1: the call's cache lacks the object it announces.
-    "informer-handler-before-store": ("Informer", "List + Pop, StoreWrite, Distribute, Handle"),
+    "informer-handler-before-store": "Informer",
     # INF-3: a relist leaves a ghost in the cache and calls no delete.
-    "informer-relist-keeps-vanished": ("Informer", "List + Pop, StoreWrite, Distribute, Handle"),
+    "informer-relist-keeps-vanished": "Informer",
     # INF-3, kubernetes#115620: paused, a key still queued at a relist gets no
     # tombstone; on resume it stays in the cache.
-    "informer-tombstones-only-known": (
-        "Informer",
-        "resume + Pop, StoreWrite, Distribute, Handle, StoreWrite, Distribute, Handle",
-    ),
+    "informer-tombstones-only-known": "Informer",
     # REF-3: after a 410 on the watch request it asks for a watch, not a list.
-    "informer-rewatch-after-410": ("InformerAtomic", "Connect"),
+    "informer-rewatch-after-410": "InformerAtomic",
     # REF-3: the re-watch after a drop asks for the last list's rv.
-    "informer-rewatch-from-list-rv": ("InformerAtomic", "WatchDrop"),
+    "informer-rewatch-from-list-rv": "InformerAtomic",
     # FIFO-7: paused, has_synced is true while the listed object is still queued.
-    "informer-synced-before-processing": ("InformerAtomic", "List"),
+    "informer-synced-before-processing": "InformerAtomic",
 }
 
 #: Informer bugs only a paused walk reaches: walked eagerly they pass every edge.
@@ -281,12 +288,19 @@ def test_every_walkable_bug_has_a_pinned_verdict() -> None:
     expected = {name for name, bug in BUGS.items() if bug.component in walkable}
     assert set(CAUGHT) | set(PASSES) == expected
     assert not set(CAUGHT) & set(PASSES)
+    # The pins hold a verdict for each, the one these tables claim.
+    assert set(PINS["bugs"]) == expected
+    for name, model in CAUGHT.items():
+        assert PINS["bugs"][name][model]["verdict"] == "caught", name
+    for name, (model, _why) in PASSES.items():
+        assert PINS["bugs"][name][model] == {"verdict": "passes every edge"}, name
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", sorted(CAUGHT))
 def test_bug_is_caught_on_a_short_path(name: str) -> None:
-    model, action = CAUGHT[name]
+    model = CAUGHT[name]
+    action = PINS["bugs"][name][model]["failed_at"]
     run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
     assert run.refused is None, run.refused
     found = run.deviation
