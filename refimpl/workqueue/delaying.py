@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from typing import TypeVar
 
 from refimpl.clock import NS_PER_SECOND, Clock, RealClock, to_ns
-from refimpl.workqueue.delaying_core import AddAfter, DelayingCore, QueuePart
+from refimpl.workqueue.delaying_core import AddAfter, DelayingCore
 from refimpl.workqueue.metrics import MetricsProvider, RetryMetrics
 from refimpl.workqueue.queue import Queue
 
@@ -33,7 +33,7 @@ MAX_WAIT = 10.0
 _MAX_WAIT_NS = to_ns(MAX_WAIT)
 
 
-class DelayingQueue(AddAfter[T], QueuePart[T]):
+class DelayingQueue(AddAfter[T]):
     """client-go's ``TypedDelayingInterface``: a queue plus ``add_after``."""
 
     def __init__(
@@ -51,7 +51,6 @@ class DelayingQueue(AddAfter[T], QueuePart[T]):
             if queue is not None
             else Queue(name, clock=self._clock, metrics_provider=metrics_provider)
         )
-        self._queue_part = self.queue  # add, get, done and len go to it (QueuePart)
         self._retries = (  # only a named queue records metrics, as in client-go
             RetryMetrics(metrics_provider, name) if metrics_provider is not None and name else None
         )
@@ -118,6 +117,18 @@ class DelayingQueue(AddAfter[T], QueuePart[T]):
             self._thread.join()
 
     # -- the queue part, delegated -----------------------------------------------------
+
+    def add(self, item: T) -> None:
+        self.queue.add(item)
+
+    def get(self) -> tuple[T | None, bool]:
+        return self.queue.get()
+
+    def done(self, item: T) -> None:
+        self.queue.done(item)
+
+    def __len__(self) -> int:
+        return len(self.queue)
 
     def len(self) -> int:
         return len(self.queue)

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 from refimpl.clock import check_duration, to_ns
 from refimpl.workqueue.core import check_item
 
-__all__ = ["AddAfter", "DelayingCore", "QueuePart", "WaitFor", "check_add_after"]
+__all__ = ["AddAfter", "DelayingCore", "WaitFor", "check_add_after"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -66,34 +66,6 @@ class AddAfter(Generic[T]):
 
     def _add_after_ns(self, item: T, delay_ns: int) -> None:
         raise NotImplementedError
-
-
-class _PlainQueue(Protocol[T]):
-    def add(self, item: T) -> object: ...
-    def get(self) -> tuple[T | None, bool]: ...
-    def done(self, item: T) -> object: ...
-    def __len__(self) -> int: ...
-
-
-class QueuePart(Generic[T]):
-    """``add``, ``get``, ``done`` and ``len()`` for both delaying queues: passed on to the
-    plain queue each one wraps, ``_queue_part`` (the threaded queue's
-    :class:`~refimpl.workqueue.Queue`, the virtual-time queue's
-    :class:`~refimpl.workqueue.core.QueueCore`)."""
-
-    _queue_part: _PlainQueue[T]
-
-    def add(self, item: T) -> None:
-        self._queue_part.add(item)
-
-    def get(self) -> tuple[T | None, bool]:
-        return self._queue_part.get()
-
-    def done(self, item: T) -> None:
-        self._queue_part.done(item)
-
-    def __len__(self) -> int:
-        return len(self._queue_part)
 
 
 class WaitFor(Generic[T]):

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from refimpl.clock import NS_PER_SECOND, FakeClock
 from refimpl.workqueue.core import QueueCore
-from refimpl.workqueue.delaying_core import DelayingCore, QueuePart
+from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
 from refimpl.workqueue.rate_limiting import RateLimiting
 
@@ -26,7 +26,7 @@ __all__ = ["VirtualRateLimitingQueue"]
 T = TypeVar("T", bound=Hashable)
 
 
-class VirtualRateLimitingQueue(RateLimiting[T], QueuePart[T]):
+class VirtualRateLimitingQueue(RateLimiting[T]):
     """Same API as :class:`~refimpl.workqueue.RateLimitingQueue`, single-threaded."""
 
     def __init__(
@@ -36,7 +36,6 @@ class VirtualRateLimitingQueue(RateLimiting[T], QueuePart[T]):
     ) -> None:
         self.clock = clock
         self.core: QueueCore[T] = QueueCore()
-        self._queue_part = self.core
         self.waiting: DelayingCore[T] = DelayingCore()
         #: shut_down has run: like the threaded shell, it runs once (client-go's stopOnce).
         self.shut_down_once = False
@@ -46,10 +45,19 @@ class VirtualRateLimitingQueue(RateLimiting[T], QueuePart[T]):
             else default_controller_rate_limiter(clock=clock)
         )
 
-    # queue: add, done and len go to the core (QueuePart); get fires what is due first
+    # queue
+    def add(self, item: T) -> None:
+        self.core.add(item)
+
     def get(self) -> tuple[T | None, bool]:
         self.fire_due()
         return self.core.get()
+
+    def done(self, item: T) -> None:
+        self.core.done(item)
+
+    def __len__(self) -> int:
+        return len(self.core)
 
     def shut_down(self) -> None:
         """Once, as client-go's delaying queue (see DelayingQueue.shut_down, DQ-6)."""
