@@ -15,10 +15,12 @@ PEERS := $(patsubst adapters/%/peer.json,%,$(wildcard adapters/*/peer.json))
 
 # editable_mode=compat: a .pth with the checkout's path rather than setuptools' import-hook
 # finder, which mypy cannot follow (mypy run from another folder would not find refimpl).
+# setuptools calls that mode transitional in a 14-line warning on every install; the
+# PYTHONWARNINGS filter keeps it out of `make tour`'s first screen (nothing else is hidden).
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
+	PYTHONWARNINGS='ignore:Compat editable installs' $(BIN)/python -m pip install --quiet -c constraints.txt --config-settings editable_mode=compat -e '.[dev]'
 	touch $(STAMP)
 
 tour: $(STAMP)
