@@ -13,6 +13,8 @@ import itertools
 import threading
 from collections.abc import Callable
 
+import attrs
+
 from refimpl.apierrors import NotFound
 from refimpl.apiserver import (
     ApiServer,
@@ -22,6 +24,7 @@ from refimpl.apiserver import (
     WatchListSupport,
 )
 from refimpl.cache.handlers import ResourceEventHandlerFuncs
+from refimpl.cache.reflector_backoff import DEFAULT_BACKOFF, DelayWithReset
 from refimpl.cache.shared_informer import ListMode, SharedIndexInformer, wait_for_cache_sync
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, Object, meta_namespace_key_func
@@ -249,6 +252,40 @@ def watch_list_fallback() -> list[Claim]:
             "virtual time the fallback waited before listing",
             clock.now(),
             0.0,
+            "s",
+        ),
+    ]
+
+
+@experiment(CHAPTER, "backoff-reset", "The relist backoff restarts every two minutes")
+def backoff_reset(passes: int = 10) -> list[Claim]:
+    """The reflector's delays between passes that all fail at once (jitter left out).
+
+    client-go v1.36's ``Backoff.DelayWithReset`` (``backoffManager.Step``) restarts
+    from the initial delay when more than the reset interval has passed since the last
+    *reset*; up to v1.35 ``NewExponentialBackoffManager`` measured from the last
+    backoff, so a reflector that kept failing stayed at the 30 s cap.
+    """
+    clock = FakeClock()
+    delay = DelayWithReset(attrs.evolve(DEFAULT_BACKOFF, jitter=0.0), clock=clock)
+    waited: list[float] = []
+    for _ in range(passes):
+        waited.append(delay())
+        clock.step(waited[-1])  # the pass after the wait fails at once
+    restart = next(i for i, d in enumerate(waited) if i and d < waited[i - 1])
+    return [
+        equal(
+            "03.backoff-delays",
+            "delays between passes that all fail at once (no jitter)",
+            ", ".join(f"{d:g}" for d in waited),
+            "0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30, 30, 0.8",
+            "s",
+        ),
+        equal(
+            "03.backoff-restart",
+            "when the backoff restarted: seconds since the reflector started",
+            f"{sum(waited[:restart]):g}",
+            "140.4",
             "s",
         ),
     ]
