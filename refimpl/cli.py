@@ -4,6 +4,10 @@ Each area keeps its own command code in a module with
 ``register(subparsers) -> None`` that adds its parser and sets ``func`` (a callable
 taking the parsed namespace and returning an exit status). This file only lists those
 modules, so areas never edit each other's code.
+
+Every parser is a :class:`refimpl.usage.Parser`, and the rules every subcommand keeps
+(exit statuses, usage errors, stderr) are :data:`refimpl.usage.RULES`, the epilog of
+``refimpl --help``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,16 @@ import sys
 from collections.abc import Sequence
 
 from refimpl import __version__
+from refimpl.usage import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    RULES,
+    Parser,
+    UsageError,
+)
+
+__all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "build_parser", "main"]
 
 #: Modules that contribute subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES = [
@@ -27,13 +41,14 @@ COMMAND_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="refimpl",
         description=(
-            "A reference implementation of client-go's controller machinery "
-            "(workqueue, informer stack), with runnable experiments and a TLA+ model."
+            "A reference implementation of client-go's controller machinery (workqueue,\n"
+            "informer stack), with runnable experiments and a TLA+ model."
         ),
-        epilog="Run 'refimpl COMMAND --help' for a command's options.",
+        epilog=RULES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"refimpl {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -47,24 +62,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
-        parser.print_help()
-        return 2
+        parser.error("no command given; 'refimpl --help' lists them")
     try:
         status = func(args)
         # Flush here, not at interpreter exit: a reader that left (``| head``) must be
         # noticed while the handler below can still keep it quiet.
         sys.stdout.flush()
+    except UsageError as err:
+        usage: argparse.ArgumentParser = getattr(args, "usage_parser", parser)
+        usage.print_usage(sys.stderr)
+        print(f"{usage.prog}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _reader_left()
     return int(status)
-
-
-#: Exit status after the reader closed stdout: 128 + SIGPIPE, what a shell reports for
-#: a C tool killed by the signal (``yes | head``), so ``set -o pipefail`` sees it alike.
-EXIT_BROKEN_PIPE = 141
 
 
 def _reader_left() -> int:

@@ -14,9 +14,12 @@ def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     assert "tour" in capsys.readouterr().out
 
 
-def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 2
-    assert "usage" in capsys.readouterr().out
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 3
+    err = capsys.readouterr().err
+    assert err.startswith("usage: refimpl") and "no command given" in err
 
 
 def test_tour_list(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,10 +35,9 @@ def test_tour_one_chapter_prints_table(capsys: pytest.CaptureFixture[str]) -> No
     assert "1000 s" in out and "claims agree" in out
 
 
-def test_tour_unknown_chapter_is_a_clear_error() -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["tour", "99"])
-    assert "no chapter 99" in str(exc.value.code)
+def test_tour_unknown_chapter_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tour", "99"]) == 3
+    assert "no chapter 99" in capsys.readouterr().err
 
 
 def test_tour_json(capsys: pytest.CaptureFixture[str]) -> None:

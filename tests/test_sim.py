@@ -6,7 +6,6 @@ and test_informer_properties.py (Hypothesis chooses the interleaving).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
@@ -24,6 +23,7 @@ from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.processor import AddNotification
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.shared_informer import FifoMode
+from refimpl.cli import main
 from refimpl.clock import FakeClock
 from refimpl.meta import Object
 from refimpl.sim import (
@@ -38,7 +38,6 @@ from refimpl.sim import (
     parse_faults,
     parse_tape,
 )
-from refimpl.sim.cli import register
 from refimpl.sim.monitors import PROPERTIES, Violations
 
 MODES = [str(m) for m in FifoMode]
@@ -362,10 +361,7 @@ def test_sim_informer_resync_reaches_handlers() -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="refimpl")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return main(argv)
 
 
 def test_cli_run_prints_timeline_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
@@ -417,12 +413,15 @@ def test_cli_json_list_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert _cli(["sim", "list"]) == 0
     listing = capsys.readouterr().out
     assert all(name in listing for name in SCENARIOS) and "no-lost-delete" in listing
-    with pytest.raises(SystemExit, match="unknown scenario"):
-        _cli(["sim", "run", "nope"])
-    with pytest.raises(SystemExit, match="unknown fault"):
-        _cli(["sim", "run", "informer", "--faults", "bogus=1"])
-    with pytest.raises(SystemExit, match="steps must be"):
-        _cli(["sim", "run", "informer", "--steps", "-1"])
-    with pytest.raises(SystemExit):
+    # Usage errors: exit 3, the message on stderr (tests/test_cli_manners.py: all of them).
+    for argv, message in [
+        (["sim", "run", "nope"], "unknown scenario"),
+        (["sim", "run", "informer", "--faults", "bogus=1"], "unknown fault"),
+        (["sim", "run", "informer", "--steps", "-1"], "--steps must be"),
+        (["sim"], "give an action"),
+    ]:
+        assert _cli(argv) == 3
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
         _cli(["sim", "replay", "informer"])  # needs --seed or --choices
-    assert _cli(["sim"]) == 2
+    assert exc.value.code == 3

@@ -22,6 +22,7 @@ from refimpl.cache.shared_informer import FifoMode
 from refimpl.sim import SCENARIOS, Simulator
 from refimpl.sim.choosers import TapeChooser
 from refimpl.sim.result import HOLDS, INCONCLUSIVE, VIOLATED, RunResult
+from refimpl.usage import EXIT_INCONCLUSIVE
 
 MODES = [str(m) for m in FifoMode]
 #: Seeds per (scenario, mode, weights) in CI: about 40 s for all of them on one core.
@@ -98,10 +99,11 @@ def _sim(*args: str) -> subprocess.CompletedProcess[str]:
     return refimpl("sim", *args)
 
 
-def test_cli_reports_inconclusive_with_exit_3_and_the_pending_work() -> None:
+def test_cli_reports_inconclusive_with_exit_4_and_the_pending_work() -> None:
+    # 4, as conform's inconclusive; 3 is a usage error in every command (refimpl.usage).
     done = _sim("run", "replicaset", "--seed", "3", "--faults", STRONG["errors"], "--json")
     data = json.loads(done.stdout)
-    assert done.returncode == 3, done.stderr
+    assert done.returncode == EXIT_INCONCLUSIVE == 4, done.stderr
     assert data["verdict"] == INCONCLUSIVE and data["violations"] == []
     assert data["pending"]["injected watch failures"] > 0, data["pending"]
 

@@ -73,6 +73,6 @@ def test_mismatch_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_unknown_or_graphless_model_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["spec", "replay", "--spec-dir", str(SPEC), "NoSuchModel"]) == 2
-    assert main(["spec", "replay", "--spec-dir", str(SPEC), "EdgeVsLevelEdge"]) == 2
+    assert main(["spec", "replay", "--spec-dir", str(SPEC), "NoSuchModel"]) == 3
+    assert main(["spec", "replay", "--spec-dir", str(SPEC), "EdgeVsLevelEdge"]) == 3
     assert "no committed graph for EdgeVsLevelEdge" in capsys.readouterr().err

@@ -5,7 +5,6 @@ Nothing here runs java; the TLC-backed checks are in test_tlc_models.py.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 
@@ -50,16 +49,10 @@ def test_missing_java_is_a_clear_error(tmp_path: Path) -> None:
     assert find_java({"JAVA_HOME": str(home), "PATH": ""}) == home / "bin" / "java"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="refimpl")
-    cli.register(parser.add_subparsers(dest="command"))
-    return parser
-
-
 def _main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
-    status: int = args.func(args)
-    return status
+    from refimpl.cli import main
+
+    return main(argv)
 
 
 @pytest.mark.parametrize("action", ["check", "export"])
@@ -80,7 +73,7 @@ def test_cli_exit_codes_without_jar_or_java(
 
 
 def test_cli_rejects_unknown_model(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _main(["spec", "check", "--spec-dir", str(SPEC), "NoSuchModel"]) == 2
+    assert _main(["spec", "check", "--spec-dir", str(SPEC), "NoSuchModel"]) == 3
     assert "no model NoSuchModel" in capsys.readouterr().err
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 __all__ = [
+    "ChoiceOutOfRange",
     "Chooser",
     "DataChooser",
     "FirstChooser",
@@ -70,16 +71,23 @@ class FirstChooser:
         return 0
 
 
-class TapeChooser:
-    """Replays a list of recorded indices (a value >= n wraps: ``v % n``); once the tape
-    is used up every answer is 0. A recorded run's choices replay it exactly."""
+class ChoiceOutOfRange(ValueError):
+    """A strict tape's choice names no enabled action (``refimpl sim replay --choices``)."""
 
-    def __init__(self, tape: Iterable[int]) -> None:
+
+class TapeChooser:
+    """Replays a list of recorded indices (a value >= n wraps: ``v % n``, which the
+    shrinker's edited tapes rely on; ``strict``: raises :class:`ChoiceOutOfRange`
+    instead, for a tape a user typed); once the tape is used up every answer is 0. A
+    recorded run's choices replay it exactly."""
+
+    def __init__(self, tape: Iterable[int], *, strict: bool = False) -> None:
         self.tape = list(tape)
         for v in self.tape:
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"a choice tape holds non-negative ints, got {v!r}")
         self._pos = 0
+        self.strict = strict
 
     def choose(self, n: int, weights: Sequence[int] | None = None) -> int:
         _check_n(n)
@@ -87,6 +95,11 @@ class TapeChooser:
             return 0
         v = self.tape[self._pos]
         self._pos += 1
+        if self.strict and v >= n:
+            raise ChoiceOutOfRange(
+                f"choice {self._pos} of the list is {v}, but only {n} choices "
+                f"(0-{n - 1}) are open there"
+            )
         return v % n
 
 

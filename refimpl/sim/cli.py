@@ -16,17 +16,24 @@ from typing import IO, Any
 
 from refimpl.cache.shared_informer import FifoMode
 from refimpl.sim.actions import PROGRESS_ACTIONS
-from refimpl.sim.choosers import Chooser, TapeChooser, parse_tape
+from refimpl.sim.choosers import ChoiceOutOfRange, Chooser, TapeChooser, parse_tape
 from refimpl.sim.monitors import PROPERTIES
 from refimpl.sim.result import HOLDS, INCONCLUSIVE, VIOLATED
-from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, get_scenario
+from refimpl.sim.scenarios import FAULT_KINDS, SCENARIOS, get_scenario, parse_faults
 from refimpl.sim.shrink import DEFAULT_SHRINK_RUNS, Shrunk, shrink_run
 from refimpl.sim.simulator import Simulator
+from refimpl.usage import (
+    EXIT_FAILED,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    UsageError,
+    check_at_least,
+)
 
 __all__ = ["EXIT_STATUS", "register"]
 
-#: Exit status per verdict; 2 stays argparse's usage error.
-EXIT_STATUS = {HOLDS: 0, VIOLATED: 1, INCONCLUSIVE: 3}
+#: Exit status per verdict (refimpl.usage: the same numbers in every command).
+EXIT_STATUS = {HOLDS: EXIT_OK, VIOLATED: EXIT_FAILED, INCONCLUSIVE: EXIT_INCONCLUSIVE}
 
 
 def register(subparsers: Any) -> None:
@@ -46,8 +53,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Run SCENARIO from a seed and give a verdict: holds (exit 0), violated (exit "
             "1; the violations, and the run shrunk to a short choice list with its replay "
-            "command), or inconclusive (exit 3: the drain limit came while work was still "
-            "pending, e.g. injected failures not yet fired; the summary says how much)."
+            "command), or inconclusive (exit 4: the drain limit came while work was still "
+            "pending, e.g. injected failures not yet fired; the summary says how much). "
+            "A usage error exits 3."
         ),
     )
     _common(run)
@@ -56,7 +64,7 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--json",
         action="store_true",
-        help="print only the summary, as one JSON object (no timeline)",
+        help="print only the summary, as one JSON object (no timeline; not with --verbose)",
     )
     run.add_argument(
         "--shrink-runs",
@@ -70,7 +78,14 @@ def register(subparsers: Any) -> None:
     )
     run.set_defaults(func=_run)
     replay = sub.add_parser(
-        "replay", help="repeat a run (from its seed or its recorded choices), every step shown"
+        "replay",
+        help="repeat a run (from its seed or its recorded choices), every step shown",
+        description=(
+            "Repeat a run step by step, every step shown: from its seed, or from the "
+            "choice list a run or its shrink printed (each choice must be one the step "
+            "offers). The run's options (--steps, --faults, --fifo, --objects, "
+            "--no-batch) must be those of the run replayed, as its replay line gives them."
+        ),
     )
     _common(replay)
     source = replay.add_mutually_exclusive_group(required=True)
@@ -84,14 +99,20 @@ def register(subparsers: Any) -> None:
         help="also print the abstract state after STEP (default: none)",
     )
     replay.set_defaults(func=_replay)
-    listing = sub.add_parser("list", help="list scenarios, faults and checked properties")
+    listing = sub.add_parser(
+        "list",
+        help="list scenarios, faults and checked properties",
+        description=(
+            "List the scenarios (and what a run needs to show each one's point), the "
+            "faults --faults can weigh, and the properties every run is checked against."
+        ),
+    )
     listing.set_defaults(func=_list)
-    parser.set_defaults(func=lambda args: _usage(parser))
+    parser.set_defaults(func=_no_action)
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 2
+def _no_action(args: argparse.Namespace) -> int:
+    raise UsageError("give an action: run, replay or list")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -118,11 +139,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         choices=[str(m) for m in FifoMode],
         help="which FIFO the informer uses (default: real-atomic, client-go 1.36)",
     )
-    p.add_argument("--objects", type=int, help="initial population (default: the scenario's)")
+    p.add_argument(
+        "--objects", type=int, help="initial population, at least 1 (default: the scenario's)"
+    )
     p.add_argument(
         "--no-batch",
         action="store_true",
-        help="RealFIFO pops one entry at a time instead of in batches",
+        help="RealFIFO pops one entry at a time instead of in batches (not with --fifo delta)",
     )
     p.add_argument(
         "--trace",
@@ -143,11 +166,8 @@ def _simulator(
         kwargs: dict[str, Any] = {}
         if chooser is not None:
             kwargs["chooser"] = chooser
-        elif getattr(args, "choices", None) is not None:
-            kwargs["chooser"] = TapeChooser(parse_tape(args.choices))
-        elif getattr(args, "choices_file", None) is not None:
-            with open(args.choices_file, encoding="utf-8") as f:
-                kwargs["chooser"] = TapeChooser(parse_tape(f.read()))
+        elif getattr(args, "tape", None) is not None:
+            kwargs["chooser"] = TapeChooser(args.tape, strict=True)
         else:
             kwargs["seed"] = args.seed
         return Simulator(
@@ -160,8 +180,39 @@ def _simulator(
             timeline=timeline,
             **kwargs,
         )
-    except (ValueError, OSError) as err:
-        raise SystemExit(f"refimpl sim: {err}") from None
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Every usage error ``args`` hold, raised before anything runs: the scenario, the
+    numbers' ranges, the fault weights, the choice list, options nothing would use."""
+    try:
+        scenario = get_scenario(args.scenario)
+        parse_faults(args.faults, scenario)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    check_at_least("--steps", args.steps, 0)
+    check_at_least("--objects", args.objects, 1)
+    check_at_least("--shrink-runs", getattr(args, "shrink_runs", None), 0)
+    check_at_least("--state-at", getattr(args, "state_at", None), 1)
+    if args.no_batch and args.fifo == "delta":
+        raise UsageError("--no-batch: DeltaFIFO never pops in batches (give --fifo real*)")
+    if getattr(args, "json", False) and getattr(args, "verbose", False):
+        raise UsageError("--json prints no timeline, so --verbose has nothing to add")
+    args.tape = None
+    text = getattr(args, "choices", None)
+    if getattr(args, "choices_file", None) is not None:
+        try:
+            with open(args.choices_file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as err:
+            raise UsageError(f"--choices-file: {err.strerror}: {args.choices_file}") from None
+    if text is not None:
+        try:
+            args.tape = parse_tape(text)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
 
 
 def _line(step: int, t: float, kind: str, desc: str) -> str:
@@ -179,11 +230,8 @@ def _notable(kind: str, desc: str) -> bool:
 
 
 def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = None) -> int:
-    if args.steps is not None and args.steps < 0:
-        raise SystemExit("refimpl sim: --steps must be >= 0")
+    _check(args)
     shrink_runs: int = getattr(args, "shrink_runs", 0)
-    if shrink_runs < 0:
-        raise SystemExit("refimpl sim: --shrink-runs must be >= 0")
     out = sys.stdout
     as_json = bool(getattr(args, "json", False))
     holder: list[Simulator] = []
@@ -205,14 +253,21 @@ def _execute(args: argparse.Namespace, verbose: bool, state_at: int | None = Non
             try:
                 trace = stack.enter_context(open(args.trace, "w", encoding="utf-8"))
             except OSError as err:
-                raise SystemExit(f"refimpl sim: cannot write trace: {err}") from None
+                raise UsageError(f"--trace: cannot write {args.trace}: {err.strerror}") from None
         # With --json stdout carries the JSON object alone (json.loads reads it whole);
         # the timeline is what --verbose/replay are for.
         sim = _simulator(args, trace, None if as_json else timeline)
         holder.append(sim)
         if not as_json:
             print(f"{'step':>6} {'time':>11}  {'action':17s} what happened", file=out)
-        result = sim.run(args.steps)
+        try:
+            result = sim.run(args.steps)
+        except ChoiceOutOfRange as err:
+            raise UsageError(f"--choices: {err}") from None
+        if state_at is not None and state_at > result.steps + result.drain_steps:
+            raise UsageError(
+                f"--state-at {state_at}: the run has {result.steps + result.drain_steps} steps"
+            )
         shrunk: Shrunk | None = None
         if result.violations and shrink_runs:
             shrunk = shrink_run(

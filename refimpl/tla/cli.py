@@ -6,7 +6,8 @@ a spec with TLC (refimpl/tla/trace.py); ``check [MODEL...]`` runs TLC on each mo
 (none named: every model not marked ``"default": false``) and prints a table (exit 1
 when any outcome is unexpected; an expected-failure model passes only when TLC finds
 its violation); ``export [MODEL...]`` rewrites spec/graphs/<Model>.json.gz from TLC's
-state-graph dump. Needs ``TLA2TOOLS_JAR`` and java (exit 3 / 4 when missing).
+state-graph dump. ``check``, ``export`` and ``trace`` need ``TLA2TOOLS_JAR`` and java
+(exit 5 / 6 when missing); the exit statuses are refimpl.usage's, as in every command.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from refimpl.tla.manifest import (
 from refimpl.tla.mappings import mapping_for
 from refimpl.tla.replay import replay
 from refimpl.tla.runner import TlcRun, TlcUnavailable, find_jar, find_java, refused, run_tlc
+from refimpl.usage import EXIT_NOT_RUN, UsageError, check_at_least
 
 __all__ = ["by_default", "check", "export", "register", "select"]
 
@@ -42,12 +44,54 @@ __all__ = ["by_default", "check", "export", "register", "select"]
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "spec",
-        help="model-check the TLA+ specs with TLC and export their state graphs",
+        help="list, replay, model-check and trace-check the TLA+ specs",
         description=(
-            "Run TLC on the models listed in spec/models.json. Needs TLA2TOOLS_JAR "
-            "(path to tla2tools.jar) and java; exits 3 without the jar, 4 without java."
+            "The TLA+ models listed in spec/models.json: list them, replay the code over "
+            "their committed state graphs, model-check them with TLC, export their graphs, "
+            "check a simulator trace against a spec. check, export and trace run TLC: they "
+            "need TLA2TOOLS_JAR (path to tla2tools.jar) and java, and exit 5 without the "
+            "jar, 6 without java; list and replay need neither."
         ),
     )
+    common, tlc = _shared_options()
+    sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
+    _add_list_check_export(sub, common, tlc)
+    p_replay = sub.add_parser(
+        "replay",
+        parents=[common],
+        help="replay the code over the committed state graphs (no TLC needed)",
+        description=(
+            "For each model with a committed graph: check the graph is current (its spec "
+            "hash), rebuild the code in every state through the model's refinement "
+            "mapping, make every code move, and compare with the graph's edges."
+        ),
+    )
+    p_replay.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
+    p_replay.add_argument(
+        "--show",
+        type=int,
+        default=5,
+        metavar="N",
+        help="mismatches to print per model, 0 or more (default 5)",
+    )
+    p_replay.set_defaults(func=_missing_files_exit_2(_run_replay))
+    p_trace = sub.add_parser(
+        "trace",
+        help="check a simulator trace (a file or a fresh run) against a spec with TLC",
+        description=(
+            "Trace validation: map a simulator trace to a spec's variables, write it as a "
+            "TLA+ module (spec/trace/<Spec>Trace.tla) and have TLC decide whether some "
+            "behaviour of the spec passes through every line. Exit 0 accepted, 1 "
+            "rejected (the first line no behaviour reaches is printed), 2 a trace that "
+            "does not map, 3 a usage error, 5 / 6 no jar / no java."
+        ),
+    )
+    trace_module.add_arguments(p_trace)
+    p_trace.set_defaults(func=functools.partial(_run_trace, p_trace))
+
+
+def _shared_options() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The option parents: ``--spec-dir`` (every action), ``--workers`` (TLC's)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--spec-dir",
@@ -62,17 +106,39 @@ def register(subparsers: Any) -> None:
     tlc.add_argument(
         "--workers",
         default="1",
+        type=_workers,
         help=(
             "TLC worker threads (default 1: the manifest's figures are those of one "
             "worker's breadth-first search; with more, only pass models' state counts "
             "are compared)"
         ),
     )
-    sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
-    p_list = sub.add_parser("list", parents=[common], help="list the models of the manifest")
+    return common, tlc
+
+
+def _add_list_check_export(
+    sub: Any, common: argparse.ArgumentParser, tlc: argparse.ArgumentParser
+) -> None:
+    p_list = sub.add_parser(
+        "list",
+        parents=[common],
+        help="list the models of the manifest",
+        description=(
+            "List the models of spec/models.json: what each is expected to do (pass, or "
+            "violate a named property), its recorded states and depth, and what it checks. "
+            "Needs no TLC."
+        ),
+    )
     p_list.set_defaults(func=_missing_files_exit_2(_run_list))
     p_check = sub.add_parser(
-        "check", parents=[common, tlc], help="run TLC on models and compare with the manifest"
+        "check",
+        parents=[common, tlc],
+        help="run TLC on models and compare with the manifest",
+        description=(
+            "Run TLC on each model and compare its outcome, states and depth with the "
+            "manifest: a pass model must pass, an expected-failure model must violate its "
+            "property. Exit 1 when any outcome is unexpected."
+        ),
     )
     p_check.add_argument(
         "models",
@@ -88,42 +154,28 @@ def register(subparsers: Any) -> None:
     p_check.add_argument("-v", "--verbose", action="store_true", help="print TLC's output")
     p_check.set_defaults(func=_missing_files_exit_2(_run_check))
     p_export = sub.add_parser(
-        "export", parents=[common, tlc], help="regenerate spec/graphs/*.json.gz"
+        "export",
+        parents=[common, tlc],
+        help="regenerate spec/graphs/*.json.gz",
+        description=(
+            "Run TLC on each model with a graph entry and write its state graph "
+            "(spec/graphs/<Model>.json.gz), stamped with the hash of the spec files it "
+            "came from. A model TLC does not pass gets no graph (exit 1)."
+        ),
     )
     p_export.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
     p_export.set_defaults(func=_missing_files_exit_2(_run_export))
-    p_replay = sub.add_parser(
-        "replay",
-        parents=[common],
-        help="replay the code over the committed state graphs (no TLC needed)",
-        description=(
-            "For each model with a committed graph: check the graph is current (its spec "
-            "hash), rebuild the code in every state through the model's refinement "
-            "mapping, make every code move, and compare with the graph's edges."
-        ),
-    )
-    p_replay.add_argument("models", nargs="*", metavar="MODEL", help="default: all with graphs")
-    p_replay.add_argument(
-        "--show", type=int, default=5, metavar="N", help="mismatches to print per model (default 5)"
-    )
-    p_replay.set_defaults(func=_missing_files_exit_2(_run_replay))
-    p_trace = sub.add_parser(
-        "trace",
-        help="check a simulator trace (a file or a fresh run) against a spec with TLC",
-        description=(
-            "Trace validation: map a simulator trace to a spec's variables, write it as a "
-            "TLA+ module (spec/trace/<Spec>Trace.tla) and have TLC decide whether some "
-            "behaviour of the spec passes through every line. Exit 0 accepted, 1 "
-            "rejected (the first line no behaviour reaches is printed), 2 a trace that "
-            "does not map, 3 / 4 no jar / no java."
-        ),
-    )
-    trace_module.add_arguments(p_trace)
-    p_trace.set_defaults(func=functools.partial(_run_trace, p_trace))
 
 
 def _run_trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return trace_module.run_command(args, parser)
+
+
+def _workers(text: str) -> str:
+    """``--workers``: a positive count of TLC worker threads, or ``auto``."""
+    if text.strip() != "auto" and not (text.strip().isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"a positive number or 'auto', not {text!r}")
+    return text.strip()
 
 
 def select(models: list[Model], names: list[str]) -> list[Model]:
@@ -198,9 +250,17 @@ def _missing_files_exit_2(
             return run(args)
         except FileNotFoundError as exc:
             print(f"refimpl spec: {exc}", file=sys.stderr)
-            return 2
+            return EXIT_NOT_RUN
 
     return guarded
+
+
+def _chosen(chooser: Callable[[], list[Model]]) -> list[Model]:
+    """The models the command line names; an unknown one is a usage error."""
+    try:
+        return chooser()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _models(args: argparse.Namespace) -> tuple[Path, list[Model]]:
@@ -231,12 +291,14 @@ def _run_list(args: argparse.Namespace) -> int:
 
 def _run_check(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
+    chosen = _chosen(
+        lambda: select(models, list(args.models)) if args.models else by_default(models)
+    )
+    if args.record and args.workers != "1":
+        raise UsageError("--record needs --workers 1 (with more, TLC's depth varies)")
     try:
-        chosen = select(models, list(args.models)) if args.models else by_default(models)
-        if args.record and args.workers.strip() != "1":
-            raise ValueError("--record needs --workers 1 (with more, TLC's depth varies)")
         _require_tlc()
-    except (ValueError, TlcUnavailable) as exc:
+    except TlcUnavailable as exc:
         return refused(exc, "refimpl spec: ")
     rows: list[tuple[str, ...]] = []
     failed = 0
@@ -288,14 +350,11 @@ def _graphed(models: list[Model], names: list[str]) -> list[Model]:
 
 def _run_replay(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
-    try:
-        chosen = _graphed(models, list(args.models))
-        missing = [m.name for m in chosen if not m.graph]
-        if missing:
-            raise ValueError(f"no committed graph for {', '.join(missing)}")
-    except ValueError as exc:
-        print(f"refimpl spec: {exc}", file=sys.stderr)
-        return 2
+    check_at_least("--show", args.show, 0)
+    chosen = _chosen(lambda: _graphed(models, list(args.models)))
+    missing = [m.name for m in chosen if not m.graph]
+    if missing:
+        raise UsageError(f"no committed graph for {', '.join(missing)}")
     rows: list[tuple[str, ...]] = []
     notes: list[str] = []
     failed = 0
@@ -340,10 +399,10 @@ def _run_replay(args: argparse.Namespace) -> int:
 
 def _run_export(args: argparse.Namespace) -> int:
     spec_dir, models = _models(args)
+    chosen = _chosen(lambda: _graphed(models, list(args.models)))
     try:
-        chosen = _graphed(models, list(args.models))
         _require_tlc()
-    except (ValueError, TlcUnavailable) as exc:
+    except TlcUnavailable as exc:
         return refused(exc, "refimpl spec: ")
     failed = 0
     for model in chosen:

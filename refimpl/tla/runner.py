@@ -23,11 +23,12 @@ from pathlib import Path
 import attrs
 
 from refimpl.tla.output import TlcResult, parse_output
+from refimpl.usage import EXIT_NO_JAR, EXIT_NO_JAVA, EXIT_NOT_RUN
 
 __all__ = [
+    "EXIT_NOT_RUN",
     "EXIT_NO_JAR",
     "EXIT_NO_JAVA",
-    "EXIT_USAGE",
     "JAR_ENV",
     "TlcRun",
     "TlcUnavailable",
@@ -40,12 +41,8 @@ __all__ = [
 
 #: The environment variable naming the TLA+ tools jar.
 JAR_ENV = "TLA2TOOLS_JAR"
-#: CLI exit status when the jar cannot be found.
-EXIT_NO_JAR = 3
-#: CLI exit status when java cannot be found.
-EXIT_NO_JAVA = 4
-#: CLI exit status for a request that cannot be carried out as asked (a bad argument).
-EXIT_USAGE = 2
+# The CLI's exit statuses when the jar / java cannot be found, and for a check that cannot
+# be made (a trace that does not map): refimpl.usage, the same in every command.
 
 
 class TlcUnavailable(RuntimeError):
@@ -59,13 +56,14 @@ class TlcUnavailable(RuntimeError):
 def refused(exc: Exception, prefix: str, *, tlc_prefix: str | None = None) -> int:
     """Report why a CLI cannot start on stderr and return its exit status:
     ``exc.exit_code`` for a :class:`TlcUnavailable` (its line starts with
-    ``tlc_prefix``, by default ``prefix``), :data:`EXIT_USAGE` for anything else (a
-    ``ValueError``: an unknown model, a malformed trace)."""
+    ``tlc_prefix``, by default ``prefix``), :data:`EXIT_NOT_RUN` for anything else (a
+    ``ValueError``: a trace that does not map). A usage error is the caller's to raise
+    first (:class:`refimpl.usage.UsageError`)."""
     if isinstance(exc, TlcUnavailable):
         print(f"{prefix if tlc_prefix is None else tlc_prefix}{exc}", file=sys.stderr)
         return exc.exit_code
     print(f"{prefix}{exc}", file=sys.stderr)
-    return EXIT_USAGE
+    return EXIT_NOT_RUN
 
 
 def find_jar(environ: dict[str, str] | None = None) -> Path:

@@ -114,6 +114,7 @@ from refimpl.tla.trace_informer import (
 from refimpl.tla.trace_informer import STEPS as INFORMER_STEPS
 from refimpl.tla.trace_workqueue import STEPS as WORKQUEUE_STEPS
 from refimpl.tla.trace_workqueue import map_workqueue
+from refimpl.usage import Parser, UsageError, check_at_least
 
 __all__ = [
     "INFORMER_FAULTS",
@@ -248,14 +249,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SCENARIO",
         help="run the simulator's SCENARIO instead of reading a file (default: none)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
+    parser.add_argument("--seed", type=int, default=None, help="--sim: the run's seed (default: 0)")
     parser.add_argument(
-        "--steps", type=int, default=300, help="steps of the run, then its drain (default: 300)"
+        "--steps",
+        type=int,
+        default=None,
+        help="--sim: steps of the run, then its drain (default: 300)",
     )
     parser.add_argument(
         "--fifo",
         default=None,
-        help="FIFO mode for --sim (default: delta for DeltaFIFO and Informer, else real-atomic)",
+        choices=["real-atomic", "real", "delta"],
+        help="--sim: the FIFO (default: delta for DeltaFIFO and Informer, else real-atomic)",
     )
     parser.add_argument(
         "--keep",
@@ -264,33 +269,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _trace_lines(args: argparse.Namespace) -> list[str]:
+    """The trace the command line names (a file, or a fresh ``--sim`` run); raises
+    UsageError for a command line that cannot give one, before anything runs."""
+    from refimpl.sim.scenarios import SCENARIOS
+
+    if (args.trace is None) == (args.sim is None):
+        raise UsageError("give a trace file or --sim SCENARIO")
+    if args.sim is None:
+        given = [f"--{n}" for n in ("seed", "steps", "fifo") if getattr(args, n) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: only for --sim, not a trace file")
+        try:
+            text: str = args.trace.read_text(encoding="utf-8")
+        except OSError as err:
+            raise UsageError(f"cannot read {args.trace}: {err.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{args.trace} is not a text file") from None
+        return text.splitlines()
+    if args.sim not in SCENARIOS:
+        raise UsageError(f"--sim {args.sim}: no such scenario (known: {', '.join(SCENARIOS)})")
+    check_at_least("--steps", args.steps, 0)
+    delta = args.spec in ("DeltaFIFO", "Informer")
+    fifo = args.fifo or ("delta" if delta else "real-atomic")
+    steps = 300 if args.steps is None else args.steps
+    try:
+        return _simulate(args.sim, args.seed or 0, steps, fifo, args.spec)
+    except ValueError as err:  # a scenario the spec does not model
+        raise UsageError(str(err)) from None
+
+
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Validate a trace file, or a fresh simulator run; prints the verdict. Exit 0
-    accepted, 1 rejected, 2 a trace that does not map, 3 / 4 no jar / no java."""
-    if (args.trace is None) == (args.sim is None):
-        parser.error("give a trace file or --sim SCENARIO")
+    accepted, 1 rejected, 2 a trace that does not map, 3 a usage error, 5 / 6 no jar /
+    no java (refimpl.usage)."""
+    lines = _trace_lines(args)
     try:
-        if args.sim is not None:
-            delta = args.spec in ("DeltaFIFO", "Informer")
-            fifo = args.fifo or ("delta" if delta else "real-atomic")
-            lines: list[str] = _simulate(args.sim, args.seed, args.steps, fifo, args.spec)
-        else:
-            lines = args.trace.read_text().splitlines()
         result = validate(lines, args.spec, keep=args.keep)
     except (ValueError, TraceCheckError, TlcUnavailable) as exc:
         return refused(exc, "error: ", tlc_prefix="cannot run TLC: ")
+    except OSError as err:
+        if args.keep is None:
+            raise
+        raise UsageError(f"--keep: cannot write in {args.keep}: {err.strerror}") from None
     print(result.summary())
     return 0 if result.ok else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m refimpl.tla.trace``: the same as ``refimpl spec trace``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m refimpl.tla.trace",
         description="Check a simulator trace against a TLA+ spec with TLC (needs TLA2TOOLS_JAR).",
     )
     add_arguments(parser)
-    return run_command(parser.parse_args(argv), parser)
+    try:
+        return run_command(parser.parse_args(argv), parser)
+    except UsageError as err:
+        parser.error(str(err))
 
 
 if __name__ == "__main__":  # pragma: no cover

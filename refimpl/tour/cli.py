@@ -12,6 +12,7 @@ from typing import Any
 
 from refimpl.textable import WIDTH, table
 from refimpl.tour import Chapter, Claim, chapters
+from refimpl.usage import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -30,13 +31,17 @@ def register(subparsers: Any) -> None:
         help="chapter numbers to run (e.g. 04 05); default: all",
     )
     parser.add_argument("--list", action="store_true", help="list chapters and experiments")
-    parser.add_argument("--json", action="store_true", help="print the claims as JSON lines")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the claims (with --list: the experiments) as JSON lines",
+    )
     parser.add_argument(
         "--pictures",
         metavar="DIR",
         help=(
             "write the docs' pictures (SVG, generated from the experiments) to DIR and "
-            "exit (default: run the experiments instead)"
+            "exit; takes no CHAPTER, --list or --json (default: run the experiments)"
         ),
     )
     parser.set_defaults(func=run)
@@ -51,7 +56,7 @@ def _select(wanted: list[str]) -> list[Chapter]:
     unknown = [w for w in normalized if w not in by_number]
     if unknown:
         known = ", ".join(by_number)
-        raise SystemExit(f"refimpl tour: no chapter {', '.join(unknown)} (chapters: {known})")
+        raise UsageError(f"no chapter {', '.join(unknown)} (chapters: {known})")
     return [by_number[w] for w in normalized]
 
 
@@ -72,17 +77,41 @@ def _table(rows: list[Claim], width: int = WIDTH) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.pictures:
+        unused = [
+            name
+            for name, given in (
+                ("CHAPTER", args.chapters),
+                ("--list", args.list),
+                ("--json", args.json),
+            )
+            if given
+        ]
+        if unused:
+            raise UsageError(f"--pictures writes every picture; it takes no {', '.join(unused)}")
         from refimpl.tour.pictures import write_pictures
 
-        for path in write_pictures(Path(args.pictures)):
-            print(path)
+        try:
+            for path in write_pictures(Path(args.pictures)):
+                print(path)
+        except OSError as err:
+            raise UsageError(
+                f"--pictures: cannot write in {args.pictures}: {err.strerror}"
+            ) from None
         return 0
     selected = _select(list(args.chapters))
     if args.list:
         for chapter in selected:
-            print(f"{chapter.number}  {chapter.title}")
+            if not args.json:
+                print(f"{chapter.number}  {chapter.title}")
             for exp in chapter.experiments:
-                print(f"      {exp.name:28s} {exp.title}")
+                if args.json:
+                    print(
+                        json.dumps(
+                            {"chapter": chapter.number, "experiment": exp.name, "title": exp.title}
+                        )
+                    )
+                else:
+                    print(f"      {exp.name:28s} {exp.title}")
         return 0
     failed = 0
     total = 0

@@ -1,0 +1,142 @@
+"""The ``refimpl`` command's manners (issue 27), for every command but ``conform``: a
+usage error exits 3 with that subcommand's usage and one error line on stderr, nothing
+on stdout, and no traceback; a value nothing would use is a usage error too.
+
+The rules are written once, in :data:`refimpl.usage.RULES`, which ``refimpl --help``
+prints; ``conform`` (its own parser, refimpl/conformance/cli.py) is tested by its tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from refimpl.cli import main
+from refimpl.usage import EXIT_USAGE, RULES
+
+#: (argv, the usage it must print, a piece of the error line). ``{missing}``: a file
+#: that does not exist; ``{unwritable}``: a path under a regular file (not writable
+#: even as root); ``{file}``: a readable file.
+CASES = [
+    ([], "refimpl", "no command given"),
+    (["nosuch"], "refimpl", "invalid choice"),
+    (["tour", "99"], "refimpl tour", "no chapter 99"),
+    (["tour", "--bogus"], "refimpl tour", "unrecognized arguments: --bogus"),
+    (["tour", "--pictures", "{unwritable}", "03"], "refimpl tour", "takes no CHAPTER"),
+    (["tour", "--pictures", "{unwritable}"], "refimpl tour", "cannot write"),
+    (["spec"], "refimpl spec", "required: ACTION"),
+    (["spec", "list", "--bogus"], "refimpl spec list", "unrecognized arguments"),
+    (["spec", "trace", "{missing}"], "refimpl spec trace", "cannot read"),
+    (["spec", "trace"], "refimpl spec trace", "give a trace file or --sim"),
+    (["spec", "trace", "--sim", "nosuch"], "refimpl spec trace", "no such scenario"),
+    (["spec", "trace", "{file}", "--seed", "3"], "refimpl spec trace", "only for --sim"),
+    (["spec", "trace", "--sim", "informer", "--steps", "-5"], "refimpl spec trace", "--steps"),
+    (["spec", "trace", "--sim", "informer", "--fifo", "x"], "refimpl spec trace", "--fifo"),
+    (["spec", "replay", "--show", "-1"], "refimpl spec replay", "--show must be >= 0"),
+    (["spec", "replay", "NoSuchModel"], "refimpl spec replay", "no model NoSuchModel"),
+    (["spec", "replay", "EdgeVsLevelEdge"], "refimpl spec replay", "no committed graph"),
+    (["spec", "check", "NoSuchModel"], "refimpl spec check", "no model NoSuchModel"),
+    (["spec", "check", "--workers", "abc"], "refimpl spec check", "--workers"),
+    (["spec", "check", "--record", "--workers", "2"], "refimpl spec check", "--record"),
+    (["spec", "export", "NoSuchModel"], "refimpl spec export", "no model NoSuchModel"),
+    (["sim"], "refimpl sim", "give an action"),
+    (["sim", "run", "nosuch"], "refimpl sim run", "unknown scenario"),
+    (["sim", "run", "informer", "--bogus"], "refimpl sim run", "unrecognized arguments"),
+    (["sim", "run", "informer", "--steps", "-5"], "refimpl sim run", "--steps must be >= 0"),
+    (["sim", "run", "informer", "--faults", "bogus=3"], "refimpl sim run", "unknown fault"),
+    (["sim", "run", "informer", "--faults", "crash=x"], "refimpl sim run", "integer"),
+    (["sim", "run", "informer", "--objects", "-3"], "refimpl sim run", "--objects must be"),
+    (["sim", "run", "informer", "--shrink-runs", "-1"], "refimpl sim run", "--shrink-runs"),
+    (["sim", "run", "informer", "--trace", "{unwritable}"], "refimpl sim run", "--trace"),
+    (["sim", "run", "informer", "--json", "--verbose"], "refimpl sim run", "--verbose"),
+    (["sim", "run", "informer", "--fifo", "delta", "--no-batch"], "refimpl sim run", "batch"),
+    (["sim", "replay", "informer"], "refimpl sim replay", "one of the arguments"),
+    (["sim", "replay", "informer", "--choices", "1,x,3"], "refimpl sim replay", "integers"),
+    (["sim", "replay", "informer", "--choices", "1,-2"], "refimpl sim replay", ">= 0"),
+    (
+        ["sim", "replay", "informer", "--choices-file", "{missing}"],
+        "refimpl sim replay",
+        "--choices-file",
+    ),
+    (["sim", "replay", "informer", "--seed", "1", "--state-at", "0"], "refimpl sim replay", "1"),
+    (["sim", "list", "extra"], "refimpl sim list", "unrecognized arguments"),
+]
+
+#: Cases whose error comes only once the run is under way: a choice out of range, a
+#: step beyond the run. The timeline printed so far stays on stdout.
+AFTER_OUTPUT = [
+    (["sim", "replay", "informer", "--choices", "99999,99999"], "refimpl sim replay", "99999"),
+    (
+        ["sim", "replay", "informer", "--seed", "1", "--steps", "5", "--state-at", "99999"],
+        "refimpl sim replay",
+        "--state-at 99999",
+    ),
+]
+
+
+def _argv(argv: list[str], tmp_path: Path) -> list[str]:
+    readable = tmp_path / "readable.jsonl"
+    readable.write_text("{}\n")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    paths = {
+        "{missing}": str(tmp_path / "nonexistent.jsonl"),
+        "{unwritable}": str(blocker / "out"),
+        "{file}": str(readable),
+    }
+    return [paths.get(a, a) for a in argv]
+
+
+def _status(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        return int(exc.code or 0)
+
+
+@pytest.mark.parametrize(("argv", "usage", "says"), CASES + AFTER_OUTPUT)
+def test_a_usage_error_exits_3_with_its_commands_usage_on_stderr(
+    argv: list[str],
+    usage: str,
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status = _status(_argv(argv, tmp_path))  # anything else raised fails the test
+    out, err = capsys.readouterr()
+    assert status == EXIT_USAGE, (status, err)
+    assert err.startswith(f"usage: {usage} "), err
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith(f"{usage}: error: ") and says in lines[-1], err
+    assert "Traceback" not in err
+    if (argv, usage, says) in CASES:
+        assert out == "", out
+    assert "error" not in out.lower(), out
+
+
+def test_the_rules_are_the_top_level_helps_epilog(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert RULES in out
+    assert "3    usage error" in RULES and "4    inconclusive" in RULES
+
+
+def test_every_subcommand_has_a_description(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 27: spec list/check/export and sim list/replay had none in their --help.
+    import argparse
+
+    from refimpl.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        found = [parser]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found += walk(sub)
+        return found
+
+    missing = [p.prog for p in walk(build_parser()) if not (p.description or "").strip()]
+    assert not missing, missing
