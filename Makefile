@@ -29,8 +29,8 @@ tour: $(STAMP)
 test: lint typecheck pytest crosshair
 
 lint: $(STAMP)
-	$(BIN)/ruff check refimpl tests benchmarks adapters proofs
-	$(BIN)/ruff format --check refimpl tests benchmarks adapters proofs
+	$(BIN)/ruff check refimpl tests benchmarks adapters proofs docs/examples
+	$(BIN)/ruff format --check refimpl tests benchmarks adapters proofs docs/examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
