@@ -28,10 +28,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Final, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypedDict, TypeVar, cast
 
 import attrs
 
+from refimpl import _typing
 from refimpl.apierrors import (
     AlreadyExists,
     ApiError,
@@ -65,6 +66,9 @@ from refimpl.watch import (
 )
 
 _T = TypeVar("_T")
+#: The objects an :class:`ApiServer` serves: ``ApiServer[Pod]`` creates, updates, gets and
+#: deletes ``Pod`` (``Object[PodSpec]``); plain ``ApiServer`` is ``ApiServer[Object]``.
+ObjT = _typing.TypeVar("ObjT", bound=Object, default=Object)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -771,7 +775,7 @@ class ServerWatch:
     """A watch on :class:`ApiServer`: ``next_event`` blocks until an event, the end of
     the stream (``None``) or the timeout (:class:`WatchTimeout`)."""
 
-    def __init__(self, server: ApiServer, core: CoreWatch) -> None:
+    def __init__(self, server: ApiServer[Any], core: CoreWatch) -> None:
         self._server = server
         self._core = core
 
@@ -839,12 +843,15 @@ class EndOptions(TypedDict, total=False):
     drop_pending: bool
 
 
-class ApiServer:
+class ApiServer(Generic[ObjT]):
     """Thread-safe :class:`ApiServerCore`: one lock around it, and one condition that
     every change notifies so blocked watch readers re-check.
 
     Same methods as the core; ``watch`` returns a blocking :class:`ServerWatch`.
-    ``clock`` only times ``next_event(timeout)`` waits.
+    ``clock`` only times ``next_event(timeout)`` waits. Like a real API server's
+    endpoint for one resource, it serves one type of object, its parameter
+    (``ApiServer[Pod]``; a controller over two kinds has a server for each): what it
+    answers is what was created, typed so (the core keeps plain ``Object``).
     """
 
     def __init__(self, *, clock: Clock | None = None, **options: Unpack[ServerOptions]) -> None:
@@ -871,24 +878,27 @@ class ApiServer:
 
     # -- requests ---------------------------------------------------------------------
 
-    def create(self, obj: Object) -> Object:
-        return self._call(lambda c: c.create(obj))
+    def create(self, obj: ObjT) -> ObjT:
+        return cast(ObjT, self._call(lambda c: c.create(obj)))
 
-    def update(self, obj: Object) -> Object:
-        return self._call(lambda c: c.update(obj))
+    def update(self, obj: ObjT) -> ObjT:
+        return cast(ObjT, self._call(lambda c: c.update(obj)))
 
     def delete(
         self, namespace: str, name: str, *, resource_version: str = "", uid: str = ""
-    ) -> Object:
-        return self._call(
-            lambda c: c.delete(namespace, name, resource_version=resource_version, uid=uid)
+    ) -> ObjT:
+        return cast(
+            ObjT,
+            self._call(
+                lambda c: c.delete(namespace, name, resource_version=resource_version, uid=uid)
+            ),
         )
 
-    def delete_key(self, key: str) -> Object:
-        return self._call(lambda c: c.delete_key(key))
+    def delete_key(self, key: str) -> ObjT:
+        return cast(ObjT, self._call(lambda c: c.delete_key(key)))
 
-    def get(self, namespace: str, name: str) -> Object:
-        return self._call(lambda c: c.get(namespace, name))
+    def get(self, namespace: str, name: str) -> ObjT:
+        return cast(ObjT, self._call(lambda c: c.get(namespace, name)))
 
     def list(
         self, resource_version: str = "", limit: int = 0, continue_token: str | None = None
@@ -947,8 +957,9 @@ class ApiServer:
     def request_log(self) -> builtins.list[RequestRecord]:
         return self._call(lambda c: builtins.list(c.request_log))
 
-    def objects(self) -> dict[str, Object]:
-        return self._call(lambda c: dict(c.objects))
+    def objects(self) -> dict[str, ObjT]:
+        """Every object the server holds now, by key (``namespace/name``)."""
+        return cast(dict[str, ObjT], self._call(lambda c: dict(c.objects)))
 
     def open_watch_ids(self) -> builtins.list[int]:
         return self._call(lambda c: [w.id for w in c.watches()])
@@ -967,7 +978,7 @@ class ApiServerListerWatcher:
     simulator or a stepped test) they are :class:`CoreWatch` objects that never wait.
     """
 
-    def __init__(self, server: ApiServer | ApiServerCore) -> None:
+    def __init__(self, server: ApiServer[Any] | ApiServerCore) -> None:
         if not isinstance(server, (ApiServer, ApiServerCore)):
             raise TypeError(f"expected an ApiServer or ApiServerCore, got {type(server).__name__}")
         self.server = server
