@@ -3,7 +3,8 @@ usage error exits 3 with that subcommand's usage and one error line on stderr, n
 on stdout, and no traceback; a value nothing would use is a usage error too.
 
 The rules are written once, in :data:`refimpl.usage.RULES`, which ``refimpl --help``
-prints; ``conform`` (its own parser, refimpl/conformance/cli.py) is tested by its tests.
+prints. ``conform`` and ``peers`` check their own arguments (their own tests); here only
+that an unknown option gets their usage.
 """
 
 from __future__ import annotations
@@ -61,6 +62,17 @@ CASES = [
     ),
     (["sim", "replay", "informer", "--seed", "1", "--state-at", "0"], "refimpl sim replay", "1"),
     (["sim", "list", "extra"], "refimpl sim list", "unrecognized arguments"),
+    (
+        ["sim", "replay", "informer", "--choices-file", "{binary}"],
+        "refimpl sim replay",
+        "not a text file",
+    ),
+    (["sim", "run", "informer", "--trace", "{folder}"], "refimpl sim run", "--trace"),
+    (["spec", "trace", "{binary}"], "refimpl spec trace", "not a text file"),
+    # conform and peers have parsers of their own; an unknown option is still reported
+    # with the usage of the subcommand it was given to (it showed the top-level one).
+    (["conform", "--bogus", "--", "true"], "refimpl conform", "unrecognized arguments"),
+    (["peers", "--bogus"], "refimpl peers", "unrecognized arguments"),
 ]
 
 #: Cases whose error comes only once the run is under way: a choice out of range, a
@@ -80,7 +92,11 @@ def _argv(argv: list[str], tmp_path: Path) -> list[str]:
     readable.write_text("{}\n")
     blocker = tmp_path / "a-file"
     blocker.write_text("")
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
     paths = {
+        "{binary}": str(binary),
+        "{folder}": str(tmp_path),
         "{missing}": str(tmp_path / "nonexistent.jsonl"),
         "{unwritable}": str(blocker / "out"),
         "{file}": str(readable),

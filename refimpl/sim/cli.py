@@ -208,6 +208,8 @@ def _check(args: argparse.Namespace) -> None:
                 text = f.read()
         except OSError as err:
             raise UsageError(f"--choices-file: {err.strerror}: {args.choices_file}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"--choices-file: not a text file: {args.choices_file}") from None
     if text is not None:
         try:
             args.tape = parse_tape(text)
