@@ -69,6 +69,8 @@ CASES = [
     ),
     (["sim", "run", "informer", "--trace", "{folder}"], "refimpl sim run", "--trace"),
     (["spec", "trace", "{binary}"], "refimpl spec trace", "not a text file"),
+    (["spec", "trace", "{file}", "--keep", "{file}"], "refimpl spec trace", "not a folder"),
+    (["spec", "list", "--spec-dir", "{file}"], "refimpl spec list", "not a folder"),
     # conform and peers have parsers of their own; an unknown option is still reported
     # with the usage of the subcommand it was given to (it showed the top-level one).
     (["conform", "--bogus", "--", "true"], "refimpl conform", "unrecognized arguments"),

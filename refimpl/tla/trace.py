@@ -276,6 +276,8 @@ def _trace_lines(args: argparse.Namespace) -> list[str]:
 
     if (args.trace is None) == (args.sim is None):
         raise UsageError("give a trace file or --sim SCENARIO")
+    if args.keep is not None and args.keep.exists() and not args.keep.is_dir():
+        raise UsageError(f"--keep {args.keep} is a file, not a folder")
     if args.sim is None:
         given = [f"--{n}" for n in ("seed", "steps", "fifo") if getattr(args, n) is not None]
         if given:
