@@ -26,7 +26,17 @@ $(STAMP): pyproject.toml constraints.txt
 tour: $(STAMP)
 	$(BIN)/refimpl tour
 
-test: lint typecheck pytest crosshair
+# ruff and mypy first (seconds: a style or type error is told at once); then pytest on
+# every core (pytest-xdist) with crosshair beside it: crosshair mostly waits out its
+# per-condition timeouts, so it costs the tests little; its output is held back and
+# printed after pytest's. Fails if any of the four fails.
+test: lint typecheck
+	@log=$$(mktemp); \
+	$(MAKE) --no-print-directory crosshair >$$log 2>&1 & crosshair=$$!; \
+	$(MAKE) --no-print-directory pytest; tests=$$?; \
+	wait $$crosshair; checks=$$?; cat $$log; rm -f $$log; \
+	[ $$checks -eq 0 ] || echo "make test: crosshair failed (exit $$checks)" >&2; \
+	[ $$tests -eq 0 ] && [ $$checks -eq 0 ]
 
 lint: $(STAMP)
 	$(BIN)/ruff check refimpl tests benchmarks adapters proofs docs/examples
@@ -37,9 +47,13 @@ typecheck: $(STAMP)
 
 #: Extra pytest arguments; .ci/run passes -m "not peers" (make peers ran those searches).
 PYTEST_FLAGS ?=
+#: pytest-xdist workers: one per core (2 on the project's machine); PYTEST_WORKERS=0 runs
+#: the tests in this process. worksteal: a worker that runs dry takes queued tests from
+#: the other, so the few minute-long graph replays and walks do not leave a core idle.
+PYTEST_WORKERS ?= auto
 
 pytest: $(STAMP)
-	$(BIN)/pytest $(PYTEST_FLAGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_FLAGS)
 
 crosshair: $(STAMP)
 	$(BIN)/crosshair check --analysis_kind=PEP316 --per_condition_timeout=$(CROSSHAIR_TIMEOUT) $(CROSSHAIR_TARGETS)
