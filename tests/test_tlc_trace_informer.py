@@ -262,18 +262,19 @@ def test_only_informer_spec_like_scenarios_are_simulated_for_the_informer_specs(
     problems = "; ".join(tr.informer_scenario_problems("informer"))
     for what in ("watch_410", "resync every 30 s", "last 40 writes", "within a second"):
         assert what in problems, problems
-    assert tr.main(["--spec", "Informer", "--sim", "informer", "--steps", "10"]) == 2
+    # A scenario the spec does not model is a usage error (refimpl/usage.py): exit 3.
+    with pytest.raises(SystemExit) as exit_info:
+        tr.main(["--spec", "Informer", "--sim", "informer", "--steps", "10"])
+    assert exit_info.value.code == 3
     assert "Use --sim informer-spec" in capsys.readouterr().err
     # The same through `refimpl spec trace`.
     argv = ["spec", "trace", "--spec", "Informer", "--sim", "informer", "--steps", "10"]
-    assert refimpl_main(argv) == 2
+    assert refimpl_main(argv) == 3
     assert "Use --sim informer-spec" in capsys.readouterr().err
 
 
 def test_refimpl_spec_trace_wants_a_file_or_a_run(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        refimpl_main(["spec", "trace", "--spec", "Informer"])
-    assert exit_info.value.code == 2
+    assert refimpl_main(["spec", "trace", "--spec", "Informer"]) == 3
     assert "give a trace file or --sim SCENARIO" in capsys.readouterr().err
 
 
