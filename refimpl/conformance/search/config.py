@@ -6,6 +6,7 @@ other module of it may import this one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ __all__ = [
     "EXIT_DISAGREE",
     "EXIT_PASS",
     "EXIT_USAGE",
+    "INVARIANT_ID",
     "AbortRun",
     "AdapterHandshakeError",
     "BudgetExhausted",
@@ -59,6 +61,8 @@ class Mismatch(AssertionError):
 #: What a failure is: the adapter's answer differs from the reference's, the adapter
 #: broke an invariant, or the adapter itself failed (crashed, hung, spoke garbage).
 FailureKind = Literal["disagreement", "invariant", "adapter"]
+#: An invariant ID as docs/invariants.md writes them (``INF-3``, ``FIFO-7``, ``REF-1``).
+INVARIANT_ID = re.compile(r"\b[A-Z]{2,5}-\d+\b")
 #: How a component's run ended.
 ResultStatus = Literal["pass", "fail", "adapter failure", "skipped"]
 
@@ -81,6 +85,21 @@ class Failure:
     @property
     def exit_status(self) -> int:
         return EXIT_ADAPTER if self.kind == "adapter" else EXIT_DISAGREE
+
+    @property
+    def signature(self) -> str:
+        """What decides whether two failures are one finding: ``component/what/method``,
+        where *what* is the first invariant ID the message names (docs/invariants.md),
+        ``differs`` for a disagreement with the reference or ``adapter`` for an adapter
+        that failed, and *method* is the request of the failing step. Peers' manifests
+        acknowledge findings by it (``known`` in peer.json)."""
+        if self.kind == "invariant":
+            found = INVARIANT_ID.search(self.message)
+            what = found.group(0) if found else "invariant"
+        else:
+            what = "differs" if self.kind == "disagreement" else "adapter"
+        method = str(self.steps[-1].request.get("method", "-")) if self.steps else "-"
+        return f"{self.component}/{what}/{method}"
 
 
 @dataclass
@@ -115,6 +134,11 @@ class Config:
     #: Create options fixed for every example (e.g. {"known_objects": False}).
     options: dict[str, Any] = field(default_factory=dict)
     cwd: str | None = None
+    #: Distinct findings (by :attr:`Failure.signature`) a component's search collects
+    #: before it stops.
+    max_findings: int = 5
+    #: Acknowledged findings: signature -> note (peer.json ``known``, ``--known``).
+    known: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
