@@ -81,6 +81,12 @@ class Failure:
     #: For a FIFO whose pops feed a store as an informer's do: what the difference
     #: leads to once the FIFO is drained (a ghost, ...), or "".
     consequence: str = ""
+    #: The note of a peer's acknowledgement when :attr:`signature` is in
+    #: ``Config.known``; None for a new finding.
+    known: str | None = None
+    #: What client-go does with the same trace (search/triage.py's labels), or None
+    #: when it was not asked.
+    client_go: str | None = None
 
     @property
     def exit_status(self) -> int:
@@ -151,6 +157,9 @@ class ComponentResult:
     steps: int = 0
     elapsed: float = 0.0
     failure: Failure | None = None
+    #: Every distinct finding of the search, each shrunk on its own, in the order found
+    #: (``failure`` is the first of them).
+    findings: list[Failure] = field(default_factory=list)
     note: str = ""
     #: What the run left out (narrowed or fixed options, undeclared methods, ...).
     untested: list[str] = field(default_factory=list)
