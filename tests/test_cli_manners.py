@@ -75,6 +75,10 @@ CASES = [
     # with the usage of the subcommand it was given to (it showed the top-level one).
     (["conform", "--bogus", "--", "true"], "refimpl conform", "unrecognized arguments"),
     (["peers", "--bogus"], "refimpl peers", "unrecognized arguments"),
+    # nothing to check is no "0 ok, 0 failed" (it exited 0), nor a status-1 failure
+    (["peers", "--root", "{missing}"], "refimpl peers", "no adapters/ folder"),
+    (["peers", "--root", "{folder}"], "refimpl peers", "no adapters/ folder"),
+    (["peers", "nosuchpeer"], "refimpl peers", "no peer.json for nosuchpeer"),
 ]
 
 #: Cases whose error comes only once the run is under way: a choice out of range, a

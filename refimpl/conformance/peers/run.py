@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from refimpl.conformance.peers.checking import run_peers
-from refimpl.conformance.peers.manifest import relative
+from refimpl.conformance.peers.manifest import MANIFEST, discover, relative
 from refimpl.conformance.peers.render import DOC, OBSERVATIONS, load_observations, render
+from refimpl.usage import Parser, UsageError
 
 __all__ = ["add_arguments", "execute", "main", "register"]
 
@@ -79,8 +80,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_names(root: Path, names: Sequence[str]) -> None:
+    """A root without adapters or an unknown peer name is a usage error (exit 3), never
+    "0 ok, 0 failed": nothing would be checked."""
+    if not (root / "adapters").is_dir():
+        raise UsageError(f"--root {root}: no adapters/ folder there (is it a refimpl checkout?)")
+    known = sorted(p.parent.name for p in discover(root))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(
+            f"no {MANIFEST} for {', '.join(unknown)} (known: {', '.join(known) or 'none'})"
+        )
+
+
 def execute(args: argparse.Namespace) -> int:
     root = args.root.resolve()
+    _check_names(root, args.names)
     where = (args.out if args.out.is_absolute() else root / args.out).resolve()
     if args.render_only:
         store = load_observations(where / OBSERVATIONS.name)
@@ -107,9 +122,12 @@ def register(subparsers: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m refimpl.conformance.peers.run [PEER...]``."""
-    parser = argparse.ArgumentParser(prog="refimpl peers")
+    parser = Parser(prog="refimpl peers")
     add_arguments(parser)
-    return execute(parser.parse_args(argv))
+    try:
+        return execute(parser.parse_args(argv))
+    except UsageError as exc:
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":
