@@ -201,3 +201,14 @@ def test_a_table_wraps_text_between_words() -> None:
     out = table(("model", "expected", "TLC says"), rows, width=40)
     assert "AbstractWorkQueue!Spec" in out.split(), out
     assert out.count("AbstractWorkQueue!Spec") == 2, out
+
+
+def test_tour_runs_a_chapter_named_twice_once(capsys: pytest.CaptureFixture[str]) -> None:
+    # `tour 1 1` ran chapter 01 twice (and `tour 01 1` too: the numbers are zero-filled)
+    from refimpl.cli import main
+
+    assert main(["tour", "--list", "1", "01", "00", "1"]) == 0
+    numbers = [
+        line.split()[0] for line in capsys.readouterr().out.splitlines() if line[:1].isdigit()
+    ]
+    assert numbers == ["01", "00"]

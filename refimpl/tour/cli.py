@@ -52,7 +52,8 @@ def _select(wanted: list[str]) -> list[Chapter]:
     if not wanted:
         return found
     by_number = {c.number: c for c in found}
-    normalized = [w.zfill(2) for w in wanted]
+    # a chapter named twice runs once, where it was first named
+    normalized = list(dict.fromkeys(w.zfill(2) for w in wanted))
     unknown = [w for w in normalized if w not in by_number]
     if unknown:
         known = ", ".join(by_number)
