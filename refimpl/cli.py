@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ from refimpl import __version__
 from refimpl.usage import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     RULES,
     Parser,
@@ -73,7 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         usage.print_usage(sys.stderr)
         print(f"{usage.prog}: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        # conform records SIGTERM and unwinds as for Ctrl-C (refimpl/conformance/interrupt.py)
+        if getattr(exc, "signum", None) == signal.SIGTERM:
+            print("terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -31,6 +31,7 @@ __all__ = [
     "EXIT_NO_JAR",
     "EXIT_NO_JAVA",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "RULES",
     "Parser",
@@ -54,6 +55,8 @@ EXIT_NO_JAR = 5
 EXIT_NO_JAVA = 6
 #: Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
+#: SIGTERM (128 + 15), what a CI timeout sends; ``conform`` ends its adapter first.
+EXIT_TERMINATED = 143
 #: The reader of stdout left (``| head``): 128 + SIGPIPE, as for a tool the signal killed.
 EXIT_BROKEN_PIPE = 141
 
@@ -68,7 +71,8 @@ exit status, the same in every command:
        the command's usage and one error line go to stderr
   {EXIT_INCONCLUSIVE}    inconclusive (sim run: drain limit with work pending; conform --from-spec)
   {EXIT_NO_JAR} / {EXIT_NO_JAVA} spec check|export|trace: no TLA2TOOLS_JAR / no java
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); conform ends its adapter and prints no verdict
+  {EXIT_TERMINATED}  terminated (SIGTERM; conform: after ending its adapter's process group)
   {EXIT_BROKEN_PIPE}  the reader of stdout left (| head)
 Results go to stdout, every error message to stderr; no input ends in a traceback.
 Run 'refimpl COMMAND --help' for a command's options and their defaults."""

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from refimpl.conformance.interrupt import interruptible
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import EXIT_USAGE, Config
 from refimpl.conformance.search.run import run
@@ -301,6 +302,12 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
 
 
 def execute(args: argparse.Namespace) -> int:
+    """Run the check (signals recorded, not acted on mid-request: interrupt.py)."""
+    with interruptible():
+        return _execute(args)
+
+
+def _execute(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if isinstance(config, str):
         print(f"refimpl conform: {config}", file=sys.stderr)

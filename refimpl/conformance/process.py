@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from refimpl.conformance.interrupt import check as check_interrupted
 from refimpl.conformance.protocol import MAX_LINE_BYTES, check_response, encode
 
 __all__ = [
@@ -181,10 +182,12 @@ class AdapterProcess:
                 return "too_long", bytes(buf[:200])
             if self._eof:
                 return "eof", bytes(buf)
+            check_interrupted()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout", bytes(buf)
-            ready, _, _ = select.select([self._stdout_fd], [], [], remaining)
+            # In slices, so that an interrupt is acted on while an adapter thinks.
+            ready, _, _ = select.select([self._stdout_fd], [], [], min(remaining, 0.25))
             if not ready:
                 continue
             try:
@@ -217,6 +220,7 @@ class AdapterProcess:
     # -- requests
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send ``message`` (an ``id`` is assigned) and return the validated response."""
+        check_interrupted()
         proc = self._proc
         if proc is None or proc.stdin is None:
             raise AdapterCrashed("adapter is not running")
@@ -263,6 +267,9 @@ class AdapterProcess:
         return response
 
     def _exited(self, what: str) -> AdapterCrashed:
+        # An adapter that died of the same signal (one that shares it, or a wrapper that
+        # forwards it) is the interrupt, not a crash to report.
+        check_interrupted()
         proc = self._proc
         code: int | None = None
         if proc is not None:

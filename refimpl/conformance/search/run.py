@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from refimpl.conformance.interrupt import check as check_interrupted
 from refimpl.conformance.process import AdapterFailure, AdapterHung
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import (
@@ -172,6 +173,8 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             remaining = config.budget - (time.monotonic() - started)
             budget = max(remaining / (len(runnable) - index), 0.5)
             result = run_component(ctx, component, budget)
+            # A signal during the search may have ended it early: no verdict from that.
+            check_interrupted()
             out.write(summary_line(result) + "\n")
             for left_out in result.untested:
                 out.write(f"  {component}: not tested: {left_out}\n")

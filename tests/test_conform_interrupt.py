@@ -1,0 +1,95 @@
+"""Ctrl-C and SIGTERM on ``refimpl conform`` (refimpl/conformance/interrupt.py): exit 130
+or 143, "interrupted"/"terminated" on stderr, no finding made up from the interruption,
+and no adapter process left behind — also one that ignores SIGTERM or is slow to exit.
+
+Before: SIGINT at a random moment mostly ended in "ADAPTER FAILURE … response id N does
+not match request id N+1" (exit 2) or was swallowed and the run went on to PASS; SIGTERM
+exited at once and left the adapter running.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+#: The reference adapter behind a wrapper that writes its pid first; the variants below
+#: make it ignore SIGTERM or take its time to exit once its stdin closes.
+ADAPTER = """
+import os, signal, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+mode = sys.argv[2]
+if mode == "ignore-term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+from refimpl.conformance.reference.adapter import main
+status = main([])
+if mode in ("slow-exit", "ignore-term"):
+    time.sleep(30)
+sys.exit(status)
+"""
+
+
+def _start(tmp_path: Path, mode: str, seed: int) -> tuple[subprocess.Popen[str], Path]:
+    script = tmp_path / "adapter.py"
+    script.write_text(ADAPTER)
+    pidfile = tmp_path / f"pid-{seed}"
+    argv = [sys.executable, "-m", "refimpl.cli", "conform", "--budget", "30"]
+    argv += ["--seed", str(seed), "--", sys.executable, str(script), str(pidfile), mode]
+    # A session of its own: the test can signal the whole group, as a terminal does.
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text()):
+        assert time.monotonic() < deadline, "the adapter never started"
+        time.sleep(0.05)
+    return proc, pidfile
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # A zombie whose parent (refimpl) has gone is reaped by init soon after.
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(("to_group", "seed"), [(False, 1), (True, 2), (False, 3), (True, 4)])
+def test_ctrl_c_exits_130_with_no_verdict_and_no_adapter_left(
+    tmp_path: Path, to_group: bool, seed: int
+) -> None:
+    rng = random.Random(seed)  # the moment, reproducible from the seed
+    proc, pidfile = _start(tmp_path, "plain", seed)
+    time.sleep(rng.uniform(0.3, 3.0))
+    if to_group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (seed, out, err)
+    assert err.strip().splitlines()[-1] == "interrupted", err
+    assert "Traceback" not in err
+    assert "FAIL" not in out and "ADAPTER FAILURE" not in out, out
+    assert _gone(int(pidfile.read_text()))
+
+
+@pytest.mark.parametrize("mode", ["ignore-term", "slow-exit"])
+def test_sigterm_ends_the_adapter_group_then_exits_143(tmp_path: Path, mode: str) -> None:
+    proc, pidfile = _start(tmp_path, mode, 5)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, (out, err)
+    assert err.strip().splitlines()[-1] == "terminated", err
+    assert "FAIL" not in out, out
+    assert _gone(int(pidfile.read_text()))
