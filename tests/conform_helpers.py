@@ -21,7 +21,8 @@ def fake(*modes: str) -> list[str]:
 
 def run_conform(command: list[str], **settings: Any) -> tuple[int, str]:
     """``refimpl conform`` against ``command`` with ``settings`` (progress off): the exit
-    status and the report."""
-    out = io.StringIO()
-    status = run(Config(command=command, progress=False, **settings), out=out, err=io.StringIO())
-    return status, out.getvalue()
+    status and the report, followed by what went to stderr (an adapter that failed to
+    start, say), as ``refimpl peers`` reads a check."""
+    out, err = io.StringIO(), io.StringIO()
+    status = run(Config(command=command, progress=False, **settings), out=out, err=err)
+    return status, out.getvalue() + err.getvalue()

@@ -75,6 +75,20 @@ CASES = [
     # with the usage of the subcommand it was given to (it showed the top-level one).
     (["conform", "--bogus", "--", "true"], "refimpl conform", "unrecognized arguments"),
     (["peers", "--bogus"], "refimpl peers", "unrecognized arguments"),
+    # conform: files named on the command line are checked before the search (a --save
+    # folder that did not exist ended a whole search in a traceback, its counterexample
+    # unprinted), and no value is accepted that nothing uses
+    (["conform", "--save", "{unwritable}", "--", "true"], "refimpl conform", "--save"),
+    (["conform", "--log", "{folder}", "--", "true"], "refimpl conform", "--log"),
+    (["conform", "--replay", "{missing}", "--", "true"], "refimpl conform", "--replay"),
+    (["conform", "--option", "nosuch=1", "--", "true"], "refimpl conform", "nosuch"),
+    (["conform", "--skip", "nosuch", "--", "true"], "refimpl conform", "nosuch"),
+    (["conform", "--budget", "0", "--", "true"], "refimpl conform", "--budget"),
+    (
+        ["conform", "--from-spec", "WorkQueue", "--component", "store", "--", "true"],
+        "refimpl conform",
+        "--component",
+    ),
     # nothing to check is no "0 ok, 0 failed" (it exited 0), nor a status-1 failure
     (["peers", "--root", "{missing}"], "refimpl peers", "no adapters/ folder"),
     (["peers", "--root", "{folder}"], "refimpl peers", "no adapters/ folder"),
@@ -162,3 +176,11 @@ def test_every_subcommand_has_a_description(capsys: pytest.CaptureFixture[str]) 
 
     missing = [p.prog for p in walk(build_parser()) if not (p.description or "").strip()]
     assert not missing, missing
+
+
+def test_conform_says_its_adapter_failed_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    # `refimpl conform ... > report` showed nothing on the terminal: the message went
+    # to stdout
+    assert main(["conform", "--", "false"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "the adapter failed to start" in err

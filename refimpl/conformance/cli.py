@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,7 @@ from refimpl.conformance.interrupt import interruptible
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import EXIT_USAGE, Config
 from refimpl.conformance.search.run import run
+from refimpl.usage import UsageError
 
 __all__ = ["main", "register"]
 
@@ -310,20 +312,65 @@ def execute(args: argparse.Namespace) -> int:
 def _execute(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if isinstance(config, str):
-        print(f"refimpl conform: {config}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(config)
+    _check_files(config)
+    _check_used(args)
     if args.from_spec:
         return _from_spec(args, config)
     try:
         import hypothesis  # noqa: F401
     except ImportError:
         print(
-            "refimpl conform: needs Hypothesis; install refimpl with its 'conform' extra: "
-            "pip install 'refimpl[conform]' (or pip install hypothesis)",
+            "refimpl conform: needs Hypothesis, which refimpl's 'conform' extra brings: "
+            "pip install hypothesis (or, in a clone of refimpl, pip install '.[conform]')",
             file=sys.stderr,
         )
         return EXIT_USAGE
+    _check_options(config)
     return run(config)
+
+
+def _check_files(config: Config) -> None:
+    """Files named on the command line, checked before anything runs: a trace to replay
+    must be readable, a trace to save and a log to write must be writable (a search must
+    not end in a traceback, its counterexample unprinted, for want of a folder)."""
+    if config.replay and not os.access(config.replay, os.R_OK):
+        raise UsageError(f"--replay {config.replay}: cannot read it")
+    for flag, path in (("--save", config.save), ("--log", config.log)):
+        if not path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise UsageError(f"{flag} {path}: cannot write it (no such folder, or a folder)")
+
+
+def _check_used(args: argparse.Namespace) -> None:
+    """No value accepted that nothing uses: methods --skip names must exist, and the
+    walks choose their components from the models (--component would be ignored)."""
+    methods = {m for names in COMPONENTS.values() for m in names}
+    unknown = [m for m in args.skip if m not in methods]
+    if unknown:
+        raise UsageError(
+            f"--skip {', '.join(unknown)}: no such protocol method (docs/protocol.md lists them)"
+        )
+    if args.from_spec and args.component:
+        raise UsageError(
+            "--component does not apply to --from-spec: each model names the components "
+            "it walks (narrow with the MODEL names instead)"
+        )
+
+
+def _check_options(config: Config) -> None:
+    """--option names must be create options some component's generator draws."""
+    from refimpl.conformance.search.machines import FIFO_OPTIONS
+
+    known = {name for options in FIFO_OPTIONS.values() for name in options}
+    unknown = [name for name in config.options if name not in known]
+    if unknown:
+        raise UsageError(
+            f"--option {', '.join(unknown)}: not a create option the search draws "
+            f"(known: {', '.join(sorted(known))})"
+        )
 
 
 def _from_spec(args: argparse.Namespace, config: Config) -> int:
@@ -355,9 +402,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _usage_errors_exit_3(parser)
     try:
         args = parser.parse_args(argv)
+        return execute(args)
     except SystemExit as exc:
         return int(exc.code or 0)
-    return execute(args)
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

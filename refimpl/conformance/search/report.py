@@ -261,7 +261,12 @@ def format_failure(failure: Failure, config: Config) -> str:
     for message in trace_lines(steps):
         lines.append("    " + json.dumps(message, separators=(",", ":")))
     if config.save:
-        save_trace(config.save, failure, config)
+        try:
+            save_trace(config.save, failure, config)
+        except OSError as exc:
+            # The folder was checked at the start; the report above still stands.
+            lines.append(f"  could not save to {config.save}: {exc.strerror or exc}")
+            return "\n".join(lines)
         lines.append(f"  saved to {config.save}; replay with:")
         lines.append(f"    refimpl conform --replay {config.save} -- {' '.join(config.command)}")
     return "\n".join(lines)

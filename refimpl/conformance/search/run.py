@@ -148,7 +148,7 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
         try:
             hello = ctx.start_adapter()
         except (AdapterFailure, AdapterHandshakeError) as exc:
-            out.write(f"refimpl conform: the adapter failed to start: {exc.describe()}\n")
+            err.write(f"refimpl conform: the adapter failed to start: {exc.describe()}\n")
             return EXIT_ADAPTER
         if config.replay:
             return replay_file(ctx, config.replay, out)
@@ -165,7 +165,7 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             if c not in offered:
                 out.write(f"  {c:20s} skipped: the adapter does not offer it\n")
         if not runnable:
-            out.write("refimpl conform: nothing to test\n")
+            err.write("refimpl conform: nothing to test\n")
             return EXIT_USAGE
         status = EXIT_PASS
         started = time.monotonic()
