@@ -71,6 +71,9 @@ CASES = [
     (["spec", "trace", "{binary}"], "refimpl spec trace", "not a text file"),
     (["spec", "trace", "{file}", "--keep", "{file}"], "refimpl spec trace", "not a folder"),
     (["spec", "list", "--spec-dir", "{file}"], "refimpl spec list", "not a folder"),
+    (["spec", "list", "--spec-dir", "{missing}"], "refimpl spec list", "no such folder"),
+    (["spec", "replay", "--spec-dir", "{missing}"], "refimpl spec replay", "no such folder"),
+    (["sim", "run", "informer", "--steps", "99999999999"], "refimpl sim run", "at most"),
     # conform and peers have parsers of their own; an unknown option is still reported
     # with the usage of the subcommand it was given to (it showed the top-level one).
     (["conform", "--bogus", "--", "true"], "refimpl conform", "unrecognized arguments"),

@@ -30,6 +30,9 @@ from refimpl.usage import (
     check_at_least,
 )
 
+#: The longest run ``--steps`` asks for: larger numbers ran for hours with no output.
+MAX_STEPS = 1_000_000
+
 __all__ = ["EXIT_STATUS", "register"]
 
 #: Exit status per verdict (refimpl.usage: the same numbers in every command).
@@ -193,6 +196,11 @@ def _check(args: argparse.Namespace) -> None:
     except ValueError as err:
         raise UsageError(str(err)) from None
     check_at_least("--steps", args.steps, 0)
+    if args.steps is not None and args.steps > MAX_STEPS:
+        raise UsageError(
+            f"--steps must be at most {MAX_STEPS} (about a minute's run; more seeds "
+            f"cover more than one longer run), not {args.steps}"
+        )
     check_at_least("--objects", args.objects, 1)
     check_at_least("--shrink-runs", getattr(args, "shrink_runs", None), 0)
     check_at_least("--state-at", getattr(args, "state_at", None), 1)

@@ -266,6 +266,9 @@ def _chosen(chooser: Callable[[], list[Model]]) -> list[Model]:
 def _models(args: argparse.Namespace) -> tuple[Path, list[Model]]:
     if args.spec_dir is not None and args.spec_dir.exists() and not args.spec_dir.is_dir():
         raise UsageError(f"--spec-dir {args.spec_dir} is a file, not a folder")
+    if args.spec_dir is not None and not args.spec_dir.exists():
+        # named on the command line: a usage error (exit 3), not a spec file missing (2)
+        raise UsageError(f"--spec-dir {args.spec_dir}: no such folder")
     spec_dir = args.spec_dir if args.spec_dir is not None else default_spec_dir()
     return spec_dir, load_manifest(spec_dir)
 
