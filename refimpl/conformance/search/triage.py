@@ -44,6 +44,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "SAME",
     "default_client_go",
+    "same_label",
     "label_of",
     "triage",
     "triage_result",
@@ -86,7 +87,7 @@ def label_of(text: str) -> str:
     return next((label for label in LABELS if text.startswith(label)), text)
 
 
-def _same(failure: Failure) -> str:
+def same_label(failure: Failure) -> str:
     if failure.kind != "disagreement":
         return SAME
     method = failure.signature.split("/")[-1]
@@ -131,7 +132,7 @@ def triage(ctx: RunContext, failure: Failure) -> str:
         return found
     if found is None:
         return DIFFERS
-    return _same(failure) if found.signature == failure.signature else NOT_COMPARABLE
+    return same_label(failure) if found.signature == failure.signature else NOT_COMPARABLE
 
 
 def triage_result(ctx: RunContext, result: ComponentResult) -> None:
