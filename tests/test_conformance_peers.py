@@ -36,7 +36,7 @@ from refimpl.conformance.peers.manifest import (
     load_manifest,
     trace_header,
 )
-from refimpl.conformance.peers.render import DOC, OBSERVATIONS, render
+from refimpl.conformance.peers.render import DOC, OBSERVATIONS, as_pinned, render
 from refimpl.conformance.search.config import EXIT_DISAGREE, EXIT_PASS, Config
 from refimpl.conformance.search.run import run
 
@@ -113,7 +113,7 @@ def test_trace_is_client_go_behaviour(manifest: Manifest, path: Path) -> None:
 def test_seeded_search_verdict(manifest: Manifest, check: Check) -> None:
     built(manifest)
     observed, _ = run_check(manifest, check, ROOT)
-    assert observed["verdict"] == check.expect, observed
+    assert observed["ok"], observed
 
 
 def test_docs_peers_md_is_current() -> None:
@@ -133,7 +133,7 @@ def test_docs_peers_md_is_current() -> None:
         for check in m.checks:
             key = check_key(m, check, ROOT)
             observed = seen.get("checks", {}).get(key)
-            if observed is None or observed["verdict"] != check.expect:
+            if not as_pinned(check, observed):
                 problems.append(f"{m.name}: {key}: {observed and observed['verdict']}")
         for path in m.traces():
             observed = seen.get("traces", {}).get(path.name)
