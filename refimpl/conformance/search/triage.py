@@ -44,8 +44,8 @@ __all__ = [
     "NOT_REPRODUCED",
     "SAME",
     "default_client_go",
-    "same_label",
     "label_of",
+    "same_label",
     "triage",
     "triage_result",
 ]
