@@ -6,8 +6,8 @@ Here, for every trace committed under ``adapters/PEER/traces/`` (its header name
 adapter flags it needs and the verdict it ``expect``s): replaying it against the peer
 fails with that verdict, and replaying it against the reference adapter passes, so the
 trace is behaviour client-go has and the peer lacks. Each manifest check (a seeded
-search, marked ``peers``: ``make peers`` runs them too) names the first finding its
-``expect`` pins. And docs/peers.md must be what the manifests, the traces and the run's
+search, marked ``peers``: ``make peers`` runs them too) gives the findings its
+``expect`` pins (their signatures, or in the older form the first finding's verdict). And docs/peers.md must be what the manifests, the traces and the run's
 observations in docs/peers.json render to, with every verdict as pinned: a manifest or
 trace changed without ``make peers`` leaves docs/peers.md stale, and that fails here
 without running any peer.
