@@ -83,6 +83,7 @@ CASES = [
     # unprinted), and no value is accepted that nothing uses
     (["conform", "--save", "{unwritable}", "--", "true"], "refimpl conform", "--save"),
     (["conform", "--log", "{folder}", "--", "true"], "refimpl conform", "--log"),
+    (["conform", "--json", "{unwritable}", "--", "true"], "refimpl conform", "--json"),
     (["conform", "--replay", "{missing}", "--", "true"], "refimpl conform", "--replay"),
     (["conform", "--option", "nosuch=1", "--", "true"], "refimpl conform", "nosuch"),
     (["conform", "--skip", "nosuch", "--", "true"], "refimpl conform", "nosuch"),

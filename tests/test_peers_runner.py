@@ -41,8 +41,10 @@ def fake_peer(
         "implementation": "refimpl's own reference adapter",
         "built": "built.stamp",
         "command": [sys.executable, "-m", "refimpl.conformance.reference.adapter"],
+        # --max-examples ends these searches; a budget of 3 s ran out on a loaded machine
+        # ("inconclusive")
         "checks": [
-            {"component": "queue", "seed": 1, "budget": 3, "max_examples": 10, "expect": "pass"}
+            {"component": "queue", "seed": 1, "budget": 30, "max_examples": 10, "expect": "pass"}
         ],
         **fields,
     }
@@ -88,8 +90,8 @@ def test_a_build_that_leaves_no_built_file_fails(tmp_path: Path) -> None:
 @pytest.mark.timeout(120)
 def test_a_verdict_that_differs_from_its_pin_fails(tmp_path: Path) -> None:
     checks = [
-        {"component": "queue", "seed": 1, "budget": 3, "max_examples": 10, "expect": "pass"},
-        {"component": "queue", "seed": 2, "budget": 3, "max_examples": 10, "expect": "WQ-5"},
+        {"component": "queue", "seed": 1, "budget": 30, "max_examples": 10, "expect": "pass"},
+        {"component": "queue", "seed": 2, "budget": 30, "max_examples": 10, "expect": "WQ-5"},
     ]
     fake_peer(tmp_path, checks=checks)
     status, out = peers(tmp_path)

@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _run_control(parser)
     _narrowing(parser)
     _files(parser)
+    _findings(parser)
     _modes(parser)
     _adapter(parser)
 
@@ -193,6 +194,30 @@ def _files(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write every protocol line sent (>) and received (<) (default: no log)",
     )
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the components, their statuses and findings as JSON (default: not written)",
+    )
+
+
+def _findings(parser: argparse.ArgumentParser) -> None:
+    """What is said about each finding: known, and what client-go does with it."""
+    parser.add_argument(
+        "--known",
+        action="append",
+        default=[],
+        metavar="SIGNATURE=NOTE",
+        help="mark the finding with this signature (component/what/method, as the report "
+        "prints it) as known, with NOTE (repeatable; default: none)",
+    )
+    parser.add_argument(
+        "--client-go",
+        metavar="PATH",
+        default=None,
+        help="replay each finding against client-go's adapter at PATH and label it; 'none' "
+        "to skip (default: adapters/client-go/bin/adapter when built)",
+    )
 
 
 def _modes(parser: argparse.ArgumentParser) -> None:
@@ -278,6 +303,12 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
             return f"--option {text!r}: the value must be JSON (e.g. known_objects=false)"
         if not sep or not name:
             return f"--option {text!r}: expected NAME=JSON"
+    known: dict[str, str] = {}
+    for text in args.known:
+        signature, sep, note = text.partition("=")
+        if not sep or signature.count("/") != 2 or not note:
+            return f"--known {text!r}: expected SIGNATURE=NOTE, SIGNATURE as component/what/method"
+        known[signature] = note
     return Config(
         command=command,
         components=list(dict.fromkeys(args.component)),
@@ -300,7 +331,22 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
         options=options,
         log=args.log,
         skip=list(args.skip),
+        known=known,
+        client_go=_client_go(args.client_go),
+        json=args.json,
     )
+
+
+def _client_go(path: str | None) -> list[str]:
+    """client-go's adapter command for triage (empty: none)."""
+    from refimpl.conformance.search.triage import default_client_go
+
+    if path == "none":
+        return []
+    if path is None:
+        found = default_client_go()
+        return [found] if found is not None else []
+    return [os.path.abspath(path)]
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -336,7 +382,7 @@ def _check_files(config: Config) -> None:
     not end in a traceback, its counterexample unprinted, for want of a folder)."""
     if config.replay and not os.access(config.replay, os.R_OK):
         raise UsageError(f"--replay {config.replay}: cannot read it")
-    for flag, path in (("--save", config.save), ("--log", config.log)):
+    for flag, path in (("--save", config.save), ("--log", config.log), ("--json", config.json)):
         if not path:
             continue
         folder = os.path.dirname(os.path.abspath(path))

@@ -4,8 +4,11 @@
 through :func:`run_peer` (the steps of :mod:`refimpl.conformance.peers.run`'s docstring),
 keeps what they observed in docs/peers.json and renders docs/peers.md
 (:mod:`refimpl.conformance.peers.render`). A check and a trace replay run as
-``refimpl conform`` processes, the command docs/peers.md shows plus ``--no-progress``
-(and ``--save``); :func:`verdict_of` reads the first finding of their report.
+``refimpl conform`` processes, the command docs/peers.md shows plus ``--no-progress``;
+a check adds ``--json`` (its results: every finding's signature, known note and
+client-go label), ``--known`` for each finding the manifest acknowledges and
+``--client-go`` (client-go's adapter, built first: :func:`run_peers`). A trace replay's
+verdict is read from its report (:func:`verdict_of`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from refimpl.conformance.peers.walks import walk_peer
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import BUDGET_ENDED, Config
 from refimpl.conformance.search.session import RunContext
+from refimpl.conformance.search.triage import CLIENT_GO_ADAPTER
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
 
 __all__ = [
@@ -146,34 +150,77 @@ class PeerRun:
     ok: bool = True
 
 
-def run_check(manifest: Manifest, check: Check, root: Path) -> tuple[dict[str, Any], float]:
-    """Run one check; its observation (verdict, finding, ok) and its time."""
+def run_check(
+    manifest: Manifest, check: Check, root: Path, client_go: Path | None = None
+) -> tuple[dict[str, Any], float]:
+    """Run one check; its observation (verdict, findings, ok) and its time. The peer's
+    acknowledged findings of the check's component go in as ``--known``; ``client_go``
+    (None: not built) labels each finding (search/triage.py)."""
     shown = check_command(manifest, check, root)
+    extra = ["--client-go", str(client_go) if client_go is not None else "none"]
+    for known in manifest.known:
+        if known.signature.split("/")[0] == check.component:
+            extra += ["--known", f"{known.signature}={known.note}"]
     with tempfile.TemporaryDirectory() as tmp:
-        saved = Path(tmp) / "trace.jsonl"
-        ran = run_conform(shown, root, check_limit(check), ["--save", str(saved)])
-        steps = _saved_requests(saved)
+        written = Path(tmp) / "results.json"
+        ran = run_conform(shown, root, check_limit(check), ["--json", str(written), *extra])
+        results = _results(written)
     if ran.timed_out:
         verdict, message = "inconclusive", f"no answer within {check_limit(check):g} s"
-    else:
+    elif results is not None:
+        verdict, message = verdict_of_json(results)
+    else:  # the run ended before its results (the adapter did not start, ...)
         verdict, message = verdict_of(ran.status, ran.report)
-    observed: dict[str, Any] = {"verdict": verdict, "ok": verdict == check.expect}
+    findings = [] if results is None or ran.timed_out else _findings(results)
+    observed: dict[str, Any] = {"verdict": verdict, "findings": findings}
+    observed["ok"] = check.matches(verdict, [f["signature"] for f in findings])
     if verdict != "pass":
         observed["message"] = message
-        observed["steps"] = steps
         cut_short = _CUT_SHORT_RE.search(ran.report)
         if cut_short:
             observed["shrink"] = cut_short.group(1)
-        if not steps:
+        if not findings:
             observed["report_tail"] = ran.report.strip().splitlines()[-BUILD_TAIL:]
     return observed, ran.seconds
 
 
-def _saved_requests(path: Path) -> list[dict[str, Any]]:
+def verdict_of_json(results: dict[str, Any]) -> tuple[str, str]:
+    """:func:`verdict_of` from ``refimpl conform --json``'s results."""
+    components = results.get("components", [])
+    for component in components:
+        for found in component.get("findings", []):
+            kind, message = found.get("kind"), str(found.get("message", ""))
+            if kind == "disagreement":
+                return "difference", ""
+            if kind == "invariant":
+                ids = _ID_RE.search(message)
+                return (ids.group(1) if ids else "invariant"), message
+            return "adapter failure", message
+    if results.get("status") != 0:
+        return f"exit {results.get('status')}", ""
+    ended = [str(c["note"]) for c in components if BUDGET_ENDED in str(c.get("note", ""))]
+    # Not a pass: the examples the seed would have reached were never run.
+    return ("inconclusive", ended[0]) if ended else ("pass", "")
+
+
+def _results(path: Path) -> dict[str, Any] | None:
     if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines[1:] if line.strip()]
+        return None
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _findings(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every finding of a check's results, as docs/peers.json keeps it."""
+    keep = ("signature", "message", "known", "client_go", "inputs", "steps")
+    return [
+        {k: found[k] for k in keep if k in found}
+        for component in results.get("components", [])
+        for found in component.get("findings", [])
+    ]
 
 
 def run_trace(manifest: Manifest, trace: Path, root: Path) -> tuple[dict[str, Any], float]:
@@ -215,10 +262,15 @@ Say = Callable[[str], None]
 
 
 def run_peer(
-    manifest: Manifest, root: Path, say: Say, models: Sequence[str] | None = None
+    manifest: Manifest,
+    root: Path,
+    say: Say,
+    models: Sequence[str] | None = None,
+    client_go: Path | None = None,
 ) -> PeerRun:
     """Toolchains, build, hello, checks, traces and walks of one peer (see the module
-    docstring); ``models`` narrows the walks (tests), default every driven model."""
+    docstring); ``models`` narrows the walks (tests), default every driven model;
+    ``client_go`` is the adapter each finding is triaged against (None: not built)."""
     result = PeerRun()
     started = time.monotonic()
     if not (_toolchains(manifest, say, result) and _build(manifest, root, say, result)):
@@ -230,7 +282,7 @@ def run_peer(
         result.observed["problem"] = f"the adapter did not start: {exc}"
         result.ok = False
         return result
-    _run_checks(manifest, root, say, result)
+    _run_checks(manifest, root, say, result, client_go)
     _run_traces(manifest, root, say, result)
     _run_walks(manifest, root, say, result, models)
     result.timings["total"] = round(time.monotonic() - started, 1)
@@ -275,22 +327,35 @@ def _build(manifest: Manifest, root: Path, say: Say, result: PeerRun) -> bool:
     return True
 
 
-def _run_checks(manifest: Manifest, root: Path, say: Say, result: PeerRun) -> None:
-    """Each seeded check, its verdict compared with its pin."""
+def _run_checks(
+    manifest: Manifest, root: Path, say: Say, result: PeerRun, client_go: Path | None
+) -> None:
+    """Each seeded check, its findings compared with its pin; then the acknowledged
+    findings no check found (stale: a failure, as a stale suppression would hide one)."""
     checks: dict[str, Any] = {}
     check_times: list[float] = []
+    found: set[str] = set()
     for n, check in enumerate(manifest.checks, 1):
         key = check_key(manifest, check, root)
-        observed, seconds = run_check(manifest, check, root)
+        observed, seconds = run_check(manifest, check, root, client_go)
         checks[key] = observed
         check_times.append(round(seconds, 1))
         result.ok &= observed["ok"]
-        mark = "ok" if observed["ok"] else f"MISMATCH (expected {check.expect})"
+        signatures = [f["signature"] for f in observed["findings"]]
+        found.update(signatures)
+        mark = "ok" if observed["ok"] else f"MISMATCH (expected {check.expect_text()})"
         say(
             f"peer {manifest.name}: check {n}/{len(manifest.checks)} {check.component} "
-            f"({check.variant()}): {observed['verdict']} {mark}, {seconds:.1f} s"
+            f"({check.variant()}): {observed['verdict']}"
+            + (f" [{', '.join(signatures)}]" if signatures else "")
+            + f" {mark}, {seconds:.1f} s"
         )
+    stale = [k.signature for k in manifest.known if k.signature not in found]
+    for signature in stale:
+        say(f"peer {manifest.name}: known finding {signature} occurs in no check: stale")
+    result.ok &= not stale
     result.observed["checks"] = checks
+    result.observed["stale_known"] = stale
     result.timings["checks"] = check_times
 
 
@@ -375,6 +440,9 @@ def run_peers(
     store["peers"] = {k: v for k, v in store["peers"].items() if k in known}
     store["timings"] = {k: v for k, v in store["timings"].items() if k in known}
     failed: list[str] = []
+    client_go = _client_go(root)
+    if client_go is None:
+        say("peers: client-go's adapter is not built: findings get no client-go label")
     for path in paths:
         name = path.parent.name
         if names and name not in names:
@@ -387,7 +455,7 @@ def run_peers(
             store["timings"].pop(name, None)
             failed.append(name)
             continue
-        result = run_peer(manifest, root, say, models)
+        result = run_peer(manifest, root, say, models, client_go)
         store["peers"][name] = result.observed
         store["timings"][name] = result.timings
         if not result.ok:
@@ -401,6 +469,18 @@ def run_peers(
         + (f" ({', '.join(failed)})" if failed else "")
     )
     return 1 if failed else 0
+
+
+def _client_go(root: Path) -> Path | None:
+    """client-go's adapter, built first so that every peer's findings are triaged
+    against it (search/triage.py); None when it does not build (each finding then has
+    no client-go label, and the run says so)."""
+    folder = root / CLIENT_GO_ADAPTER.parent.parent
+    if not (folder / MANIFEST).exists() or shutil.which("go") is None:
+        return None
+    subprocess.run(["make", "-C", str(folder), "build"], capture_output=True, check=False)
+    adapter = root / CLIENT_GO_ADAPTER
+    return adapter if adapter.exists() else None
 
 
 def _write(store: dict[str, Any], root: Path, where: Path, say: Say) -> None:

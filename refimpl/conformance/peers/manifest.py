@@ -28,6 +28,7 @@ __all__ = [
     "REFERENCE_ADAPTER",
     "REFIMPL",
     "Check",
+    "Known",
     "Manifest",
     "ManifestError",
     "check_command",
@@ -69,12 +70,25 @@ class ManifestError(ValueError):
 
 
 @dataclass(frozen=True)
+class Known:
+    """A finding the peer's maintainers acknowledge (peer.json ``known``), like a
+    sanitizer's suppression: still reported, marked known; one that no check finds is
+    stale."""
+
+    signature: str
+    note: str
+    upstream: str = ""
+
+
+@dataclass(frozen=True)
 class Check:
-    """One seeded ``refimpl conform`` run of a peer and the verdict pinned for it."""
+    """One seeded ``refimpl conform`` run of a peer and the verdict pinned for it:
+    ``expect`` is the signatures of every finding (a tuple, empty for a pass), or in the
+    older form the first finding's verdict (``pass``, an invariant ID, ``difference``)."""
 
     component: str
     seed: int
-    expect: str
+    expect: str | tuple[str, ...]
     flags: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
@@ -99,6 +113,19 @@ class Check:
             args.append("--exact")
         return args
 
+    def expect_text(self) -> str:
+        """The pin as docs/peers.md shows it."""
+        if isinstance(self.expect, str):
+            return self.expect
+        return ", ".join(self.expect) or "pass"
+
+    def matches(self, verdict: str, signatures: Sequence[str]) -> bool:
+        """Whether a run is as pinned: its findings' signatures, or (the older pin) its
+        first finding's verdict. An inconclusive search never is."""
+        if isinstance(self.expect, str):
+            return verdict == self.expect
+        return verdict != "inconclusive" and sorted(signatures) == sorted(self.expect)
+
     def variant(self) -> str:
         """What sets this check apart from a plain seeded run, for tables."""
         parts = [f"seed {self.seed}", *self.flags]
@@ -122,6 +149,8 @@ class Manifest:
     checks: tuple[Check, ...]
     #: model -> the pinned verdict of its spec-driven walk (refimpl/conformance/peers/walks.py)
     walks: Mapping[str, str] = field(default_factory=dict)
+    #: The findings its maintainers acknowledge (each check runs with ``--known``).
+    known: tuple[Known, ...] = ()
 
     def adapter_command(
         self, root: Path, flags: Sequence[str] = (), absolute: bool = False
@@ -182,9 +211,7 @@ def _check(raw: Any, where: str) -> Check:
     seed = values.get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ManifestError(f"{where}.seed must be an integer")
-    expect = values.get("expect")
-    if not isinstance(expect, str) or not expect:
-        raise ManifestError(f"{where}.expect must be 'pass', 'difference' or an invariant ID")
+    expect = _expect(values.get("expect"), component, f"{where}.expect")
     max_examples = values["max_examples"]
     if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
         raise ManifestError(f"{where}.max_examples must be an integer >= 1")
@@ -245,7 +272,61 @@ def load_manifest(path: Path) -> Manifest:
         command=command,
         checks=tuple(_check(c, f"{path}: checks[{n}]") for n, c in enumerate(checks)),
         walks=_walks(raw.get("walks", {}), f"{path}: 'walks'"),
+        known=_known(raw.get("known", []), f"{path}: 'known'"),
     )
+
+
+def _signature(value: Any, where: str, component: str | None = None) -> str:
+    """A finding's signature, ``component/what/method`` (search/config.py, Failure)."""
+    parts = value.split("/") if isinstance(value, str) else []
+    if len(parts) != 3 or not all(parts) or parts[0] not in COMPONENTS:
+        raise ManifestError(
+            f"{where}: {value!r} is not a signature component/what/method "
+            "(as the report prints it, e.g. informer/INF-3/list_reply)"
+        )
+    if component is not None and parts[0] != component:
+        raise ManifestError(f"{where}: {value!r} is not a finding of the {component} check")
+    return str(value)
+
+
+def _expect(value: Any, component: str, where: str) -> str | tuple[str, ...]:
+    if isinstance(value, str) and value:
+        return value
+    if not isinstance(value, list):
+        raise ManifestError(
+            f"{where} must be a list of finding signatures (component/what/method; [] for "
+            "a pass), or one verdict: 'pass', 'difference' or an invariant ID"
+        )
+    signatures = tuple(_signature(v, f"{where}[{n}]", component) for n, v in enumerate(value))
+    if len(set(signatures)) != len(signatures):
+        raise ManifestError(f"{where}: a signature is listed twice")
+    return signatures
+
+
+def _known(raw: Any, where: str) -> tuple[Known, ...]:
+    if not isinstance(raw, list):
+        raise ManifestError(f"{where} must be a list of {{signature, note, upstream}}")
+    known: list[Known] = []
+    for n, entry in enumerate(raw):
+        at = f"{where}[{n}]"
+        if not isinstance(entry, dict):
+            raise ManifestError(f"{at} must be an object {{signature, note, upstream}}")
+        unknown = set(entry) - {"signature", "note", "upstream"}
+        if unknown:
+            raise ManifestError(f"{at}: unknown field(s) {', '.join(sorted(unknown))}")
+        signature = _signature(entry.get("signature"), f"{at}.signature")
+        note = entry.get("note")
+        if not isinstance(note, str) or not note.strip():
+            raise ManifestError(f"{at}.note must be a non-empty string (why it is acknowledged)")
+        upstream = entry.get("upstream", "")
+        if not isinstance(upstream, str) or (
+            upstream and not upstream.startswith(("https://", "http://"))
+        ):
+            raise ManifestError(f"{at}.upstream must be a URL (http:// or https://)")
+        if any(k.signature == signature for k in known):
+            raise ManifestError(f"{at}: {signature} is acknowledged twice")
+        known.append(Known(signature, note.strip(), upstream))
+    return tuple(known)
 
 
 def _walks(raw: Any, where: str) -> dict[str, str]:

@@ -31,7 +31,7 @@ from refimpl.conformance.peers.walks import render_walks
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.report import show_request
 
-__all__ = ["DOC", "GENERATED_BY", "OBSERVATIONS", "load_observations", "render"]
+__all__ = ["DOC", "GENERATED_BY", "OBSERVATIONS", "as_pinned", "load_observations", "render"]
 
 DOC = Path("docs") / "peers.md"
 OBSERVATIONS = Path("docs") / "peers.json"
@@ -107,7 +107,8 @@ def _introduction(root: Path, where: Path) -> list[str]:
         f"(format: [conformance.md]({manual}#peers-and-their-manifests)), runs each "
         "manifest's seeded checks and replays each pinned trace. Every row gives the command "
         "that reproduces it, run from the repository root after "
-        "`make -C adapters/NAME build`; the runner adds only `--no-progress` and `--save`. "
+        "`make -C adapters/NAME build`; the runner adds only `--no-progress`, `--json`, "
+        "`--known` (the findings the peer.json acknowledges) and `--client-go`. "
         "A shrunk sequence is the same on every run when the shrinker ended by itself "
         "(within its budget); one cut short by the budget says so.",
         "",
@@ -170,14 +171,23 @@ def _matrix_cell(root: Path, m: Manifest, component: str, seen: Observed) -> str
     return "not offered"
 
 
+def as_pinned(check: Check, observed: dict[str, Any] | None) -> bool:
+    """Whether a check's observation is as its manifest pins it."""
+    if observed is None:
+        return False
+    signatures = [f.get("signature", "") for f in observed.get("findings", [])]
+    return check.matches(observed["verdict"], signatures)
+
+
 def _cell(check: Check, observed: dict[str, Any] | None, anchor: str) -> str:
     verdict = observed["verdict"] if observed else "not run"
     variant = [*check.flags, *(f"skip {m}" for m in check.skip), *check.options]
     shown = verdict
+    found = len(observed.get("findings", [])) if observed else 0
     if observed and verdict != "pass":
-        shown = f"[{verdict}](#{anchor})"
-    if verdict != check.expect:
-        shown = f"**{verdict}** [{check.expect}]"
+        shown = f"[{verdict}](#{anchor})" + (f" +{found - 1}" if found > 1 else "")
+    if not as_pinned(check, observed):
+        shown = f"**{verdict}** [{check.expect_text()}]"
     return shown + (f" ({', '.join(variant)})" if variant else "")
 
 
@@ -188,10 +198,12 @@ def _invariants(root: Path, manifests: Sequence[Manifest], peers: dict[str, Obse
     for m in manifests:
         observed = peers.get(m.name, {})
         for n, check in enumerate(m.checks, 1):
-            verdict = observed.get("checks", {}).get(check_key(m, check, root), {}).get("verdict")
-            if verdict and verdict != "pass":
-                where = f"[check {n}](#{m.name}-check-{n})"
-                seen.setdefault(verdict, {}).setdefault(m.name, []).append(where)
+            where = f"[check {n}](#{m.name}-check-{n})"
+            found = observed.get("checks", {}).get(check_key(m, check, root), {})
+            for what in _whats(found):
+                places = seen.setdefault(what, {}).setdefault(m.name, [])
+                if where not in places:
+                    places.append(where)
         for path in m.traces():
             verdict = observed.get("traces", {}).get(path.name, {}).get("peer")
             if verdict and verdict != "pass" and not verdict.startswith("unreadable"):
@@ -212,6 +224,18 @@ def _invariants(root: Path, manifests: Sequence[Manifest], peers: dict[str, Obse
     for m in manifests:
         lines.append(_table_row(m.name, [", ".join(seen[i].get(m.name, [])) or "" for i in ids]))
     return lines
+
+
+def _whats(observed: dict[str, Any]) -> list[str]:
+    """What a check found, as the Invariants table's columns name it: each finding's
+    invariant ID (*difference*, *adapter failure*), or the verdict of an observation
+    from before findings were kept."""
+    whats = {"differs": "difference", "adapter": "adapter failure"}
+    signatures = [f["signature"] for f in observed.get("findings", []) if "signature" in f]
+    if signatures:
+        return [whats.get(s.split("/")[1], s.split("/")[1]) for s in signatures]
+    verdict = observed.get("verdict")
+    return [verdict] if verdict and verdict != "pass" else []
 
 
 def _versions(manifests: Sequence[Manifest], peers: dict[str, Observed]) -> list[str]:
@@ -246,7 +270,9 @@ def _checks(root: Path, manifests: Sequence[Manifest], peers: dict[str, Observed
             key = check_key(m, check, root)
             observed = seen.get(key)
             verdict = observed["verdict"] if observed else "not run"
-            pin = "as pinned" if verdict == check.expect else f"**pinned: {check.expect}**"
+            pin = (
+                "as pinned" if as_pinned(check, observed) else f"**pinned: {check.expect_text()}**"
+            )
             link = f" ([finding](#{m.name}-check-{n}))" if observed and verdict != "pass" else ""
             lines.append(f"{n}. {check.component}, {check.variant()}: {verdict}{link} ({pin})")
             if check.note:
@@ -255,46 +281,97 @@ def _checks(root: Path, manifests: Sequence[Manifest], peers: dict[str, Observed
     return lines
 
 
+#: What docs/peers.md says the client-go labels mean (search/triage.py).
+LABELS_EXPLAINED = (
+    "Each finding is shown by its signature (component/what/method: the invariant it "
+    "breaks or *differs*, and the request whose answer departs), *known* with the note "
+    "of the peer.json entry that acknowledges it or *new*, and what client-go does with "
+    "its shrunk trace, replayed against client-go's adapter (adapters/client-go): "
+    "*client-go does the same* (client-go fails the trace with the same signature: a "
+    "limitation the peer shares with client-go, not a bug of the peer's own; where "
+    "refimpl deviates from client-go on purpose, the label names the deviation), "
+    "*client-go differs* (client-go passes the trace: a bug relative to client-go), "
+    "*not comparable* (client-go's adapter does not offer the component, or fails the "
+    "trace differently) or *did not reproduce* (the peer's own replay on a fresh adapter "
+    "did not fail the same way, so the trace is not evidence); *not asked* when "
+    "client-go's adapter was not built."
+)
+
+
 def _findings(root: Path, manifests: Sequence[Manifest], peers: dict[str, Observed]) -> list[str]:
-    """The "Findings" section: each check that did not pass, its message and its shrunk sequence."""
+    """The "Findings" section: each check that did not pass, each of its findings with
+    its message and its shrunk sequence; then the stale acknowledgements."""
     findings: list[str] = []
+    stale: list[str] = []
     for m in manifests:
-        seen = peers.get(m.name, {}).get("checks", {})
+        seen = peers.get(m.name, {})
         for n, check in enumerate(m.checks, 1):
-            observed = seen.get(check_key(m, check, root))
+            observed = seen.get("checks", {}).get(check_key(m, check, root))
             if observed and observed["verdict"] != "pass":
-                findings += _finding(m.name, f"{m.name}-check-{n}", check, observed)
-    return ["## Findings", "", *(findings or ["None.", ""])]
+                findings += _finding(m, f"{m.name}-check-{n}", check, observed)
+        stale += [
+            f"- {m.name}: `{s}` (acknowledged, found by no check)"
+            for s in seen.get("stale_known", [])
+        ]
+    lines = ["## Findings", "", LABELS_EXPLAINED, "", *(findings or ["None.", ""])]
+    if stale:
+        lines += ["Stale acknowledgements (a failure of `make peers`):", "", *stale, ""]
+    return lines
 
 
-def _finding(name: str, anchor: str, check: Check, observed: dict[str, Any]) -> list[str]:
+def _known_text(m: Manifest, found: dict[str, Any]) -> str:
+    """*known* (the note, the upstream link) or *new*."""
+    if found.get("known") is None:
+        return "new"
+    entry = next((k for k in m.known if k.signature == found.get("signature")), None)
+    upstream = f" ([upstream]({entry.upstream}))" if entry is not None and entry.upstream else ""
+    return f"known: {found['known']}{upstream}"
+
+
+def _finding(m: Manifest, anchor: str, check: Check, observed: dict[str, Any]) -> list[str]:
     lines = [f"### {anchor}", ""]
-    lines.append(f"{name}, {check.component}, {check.variant()}: **{observed['verdict']}**.")
-    if observed.get("message"):
-        lines += ["", f"> {observed['message']}"]
-    steps = observed.get("steps", [])
+    lines.append(f"{m.name}, {check.component}, {check.variant()}: **{observed['verdict']}**.")
     if observed.get("shrink"):
         lines += [
             "",
             f"Not shrunk to the end ({observed['shrink']}): another run may show a "
             "different sequence with the same verdict.",
         ]
-    if steps:
-        lines += ["", f"Shrunk to {len(steps)} operations:", ""]
-        lines += [f"{k}. `{show_request(step)}`" for k, step in enumerate(steps, 1)]
-        lines += [
-            "",
-            "<details><summary>as a trace file (save as .jsonl, replay with "
-            "<code>refimpl conform --replay</code>)</summary>",
-            "",
-            "```json",
-            json.dumps({"conform_trace": 1, "component": check.component, "seed": check.seed}),
-        ]
-        lines += [json.dumps(step) for step in steps]
-        lines += ["```", "", "</details>"]
-    elif observed.get("report_tail"):
+    # An observation from before findings were kept holds only the first one's message.
+    found_list = observed.get("findings") or [
+        {"message": observed.get("message", ""), "steps": observed.get("steps", [])}
+    ]
+    for found in found_list:
+        if "signature" in found:
+            label = found.get("client_go") or "not asked"
+            lines += [
+                "",
+                f"`{found['signature']}` — {_known_text(m, found)}; client-go: {label}.",
+            ]
+        if found.get("message"):
+            lines += ["", f"> {found['message']}"]
+        lines += _steps(check, found.get("steps", []))
+    if not any(f.get("steps") for f in found_list) and observed.get("report_tail"):
         lines += ["", "```", *observed["report_tail"], "```"]
     return [*lines, ""]
+
+
+def _steps(check: Check, steps: Sequence[dict[str, Any]]) -> list[str]:
+    """A finding's shrunk sequence, numbered, and as a trace file."""
+    if not steps:
+        return []
+    lines = ["", f"Shrunk to {len(steps)} operations:", ""]
+    lines += [f"{k}. `{show_request(step)}`" for k, step in enumerate(steps, 1)]
+    lines += [
+        "",
+        "<details><summary>as a trace file (save as .jsonl, replay with "
+        "<code>refimpl conform --replay</code>)</summary>",
+        "",
+        "```json",
+        json.dumps({"conform_trace": 1, "component": check.component, "seed": check.seed}),
+    ]
+    lines += [json.dumps(step) for step in steps]
+    return [*lines, "```", "", "</details>"]
 
 
 def _traces(

@@ -10,8 +10,11 @@ manifests"). For each manifest the runner
 2. runs ``make -C adapters/NAME build`` (failing: ``peer X did not build: <the last
    lines of its output>``, a failure, never a skip) and checks that ``built`` exists;
 3. asks the adapter's ``hello`` which components it offers;
-4. runs each seeded check as a ``refimpl conform`` process and compares the first
-   finding it names (an invariant ID, ``difference``, or ``pass``) with ``expect``;
+4. runs each seeded check as a ``refimpl conform`` process and compares its findings'
+   signatures with ``expect`` (or, in the older form, the first finding's verdict: an
+   invariant ID, ``difference``, or ``pass``), each finding marked known when the
+   manifest's ``known`` lists it and labelled by a replay against client-go's adapter
+   (built first); a ``known`` signature that no check finds is stale, a failure;
 5. replays each pinned trace against the peer (it must fail with the header's
    ``expect``) and against the reference adapter (it must pass);
 6. walks every TLA+ model whose component the peer offers along its state graph

@@ -6,6 +6,7 @@ Modules, in layers: each imports only modules listed before it.
   (``Config``, ``Step``, ``Failure``, ``ComponentResult``, exit statuses) and the
   exceptions that end an example or a run;
 - :mod:`~refimpl.conformance.search.compare`: the adapter's answer against the reference's;
+- :mod:`~refimpl.conformance.search.outcome`: the run's results as JSON (``--json``);
 - :mod:`~refimpl.conformance.search.report`: the numbered trace, the failure report and
   saved traces;
 - :mod:`~refimpl.conformance.search.invariants` and
@@ -22,6 +23,8 @@ Modules, in layers: each imports only modules listed before it.
   minimizer, to confirm a failure, ``--replay``);
 - :mod:`~refimpl.conformance.search.minimize`: the replay-based minimizer, its passes
   listed in the order they run;
+- :mod:`~refimpl.conformance.search.triage`: each finding's trace replayed on the peer
+  and on client-go's adapter, and labelled (``client-go does the same``, ...);
 - :mod:`~refimpl.conformance.search.run`: the run loop (``run``, ``run_component``) and
   the summary line.
 """

@@ -145,6 +145,11 @@ class Config:
     max_findings: int = 5
     #: Acknowledged findings: signature -> note (peer.json ``known``, ``--known``).
     known: dict[str, str] = field(default_factory=dict)
+    #: client-go's adapter command: each finding's trace is replayed on it and labelled
+    #: (search/triage.py); empty: not asked.
+    client_go: list[str] = field(default_factory=list)
+    #: Write the components, their statuses and findings as JSON to this file.
+    json: str | None = None
 
 
 @dataclass

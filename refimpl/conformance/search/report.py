@@ -236,6 +236,12 @@ def format_failure(failure: Failure, config: Config) -> str:
     lines = [f"FAIL {failure.component}: {title} (step {len(steps)} of {len(steps)})", origin]
     if failure.kind != "disagreement":
         lines.append("  " + failure.message.replace("\n", "\n  "))
+    lines.append(
+        f"  signature: {failure.signature}"
+        + (f" (known: {failure.known})" if failure.known else "")
+    )
+    if failure.client_go is not None:
+        lines.append(f"  client-go: {failure.client_go}")
     if failure.component == "informer":
         lines.append("  story: " + informer_story(steps))
     if failure.consequence:

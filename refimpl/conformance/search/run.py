@@ -36,9 +36,11 @@ from refimpl.conformance.search.config import (
     HarnessError,
 )
 from refimpl.conformance.search.minimize import minimize
+from refimpl.conformance.search.outcome import write_json
 from refimpl.conformance.search.replay import confirm_replay, replay_file
 from refimpl.conformance.search.report import format_failure
 from refimpl.conformance.search.session import RunContext
+from refimpl.conformance.search.triage import triage_result
 
 __all__ = ["run", "run_component", "summary_line"]
 
@@ -169,12 +171,15 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             return EXIT_USAGE
         status = EXIT_PASS
         started = time.monotonic()
+        results: list[ComponentResult] = []
         for index, component in enumerate(runnable):
             remaining = config.budget - (time.monotonic() - started)
             budget = max(remaining / (len(runnable) - index), 0.5)
             result = run_component(ctx, component, budget)
             # A signal during the search may have ended it early: no verdict from that.
             check_interrupted()
+            triage_result(ctx, result)  # known notes, client-go labels (--client-go)
+            results.append(result)
             out.write(summary_line(result) + "\n")
             for left_out in result.untested:
                 out.write(f"  {component}: not tested: {left_out}\n")
@@ -185,6 +190,7 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
                 status = max(status, result.failure.exit_status)
                 if not config.keep_going:
                     break
+        write_json(config, hello, results, status)
         out.flush()
         return status
     finally:
