@@ -145,6 +145,9 @@ class Config:
     max_findings: int = 5
     #: Acknowledged findings: signature -> note (peer.json ``known``, ``--known``).
     known: dict[str, str] = field(default_factory=dict)
+    #: What the piece generators send: ``realistic`` (an honest server's history,
+    #: search/history.py) or ``any`` (API-legal but unusual sequences).
+    inputs: Literal["realistic", "any"] = "realistic"
 
 
 @dataclass

@@ -29,6 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from refimpl.conformance.protocol import COMPONENTS, LIMITERS
 from refimpl.conformance.reference.cache import INDEX_FUNCS
 from refimpl.conformance.reference.workqueue import NAMES
+from refimpl.conformance.search.history import History, object_key
 
 if TYPE_CHECKING:
     from refimpl.conformance.search.session import RunContext
@@ -226,6 +227,13 @@ CACHE_OPERATIONS: tuple[Operation, ...] = (
     Operation("close", 1),
 )
 CACHE_COMPONENTS = frozenset({"store", "delta_fifo", "real_fifo"})
+#: Realistic inputs (``--inputs realistic``): the keys an example writes (the first
+#: NAME_COUNTS of them), the label sets, and the operations whose objects come from the
+#: example's :class:`~refimpl.conformance.search.history.History` instead of OBJECTS.
+HISTORY_KEYS = ["a", "x/a", "b", "x/b"]
+HISTORY_LABELS = st.sampled_from([{}, {"team": "red"}, {"team": "blue"}])
+HISTORY_OPERATIONS = frozenset({"add", "update", "delete", "known_add", "known_delete", "replace"})
+
 #: Operations that can put something in (done needs a get, which needs an add): an
 #: example leaves out not all of them.
 MUTATORS = frozenset({"add", "add_after", "add_rate_limited", "advance", "update"})
@@ -304,6 +312,8 @@ class Plan:
     mutators: frozenset[str]
     #: The component keeps time (the drain advances the clock).
     timed: bool
+    #: Objects follow an honest server's history (``--inputs realistic``).
+    realistic: bool = False
 
 
 class ComponentMachine(RuleBasedStateMachine):
@@ -322,6 +332,10 @@ class ComponentMachine(RuleBasedStateMachine):
         self.kinds: st.SearchStrategy[str] = st.sampled_from(plan.weighted)
         self.items: st.SearchStrategy[str] = ITEMS
         self.wired = False
+        self.history = History()
+        self.keys: st.SearchStrategy[str] = st.just(HISTORY_KEYS[0])
+        #: What the client was last sent of each key (realistic inputs).
+        self.sent: dict[str, dict[str, Any]] = {}
 
     def call(self, method: str, **args: Any) -> dict[str, Any]:
         return self.ex.exchange({"op": "call", "instance": "x", "method": method, "args": args})
@@ -332,6 +346,7 @@ class ComponentMachine(RuleBasedStateMachine):
         plan = self.plan
         # Most bugs need one item used over and over; some need two, a few more.
         self.items = st.just("a") if names == 1 else st.sampled_from(NAMES[:names])
+        self.keys = st.sampled_from(HISTORY_KEYS[:names])
         off = {kind for kind, out in zip(plan.optional, coins, strict=True) if out}
         if plan.mutators and plan.mutators <= off:
             off = set()  # an example that changes nothing can find nothing
@@ -356,6 +371,9 @@ class ComponentMachine(RuleBasedStateMachine):
 
     def send(self, operation: Operation, data: st.DataObject) -> None:
         """One step: exactly one request (a wired pop: and the updates it implies)."""
+        if self.plan.realistic and operation.name in HISTORY_OPERATIONS:
+            self.send_realistic(operation.name, data)
+            return
         if operation.send == "done_held":
             held = self.ex.checker.held
             self.call("done", item=held[data.draw(st.integers(0, len(held) - 1))])
@@ -375,6 +393,41 @@ class ComponentMachine(RuleBasedStateMachine):
             self.pop()
         else:
             self.call(operation.method or operation.name, **args)
+
+    def send_realistic(self, name: str, data: st.DataObject) -> None:
+        """One step whose objects an honest server and reflector would send: an add or
+        update at a new rv (an update iff the key is live), a delete of a live object at
+        the last rv the client saw, known objects the client was sent, a replace listing
+        every live object after writes the client missed (a relist)."""
+        history = self.history
+        if name == "replace":
+            missed = data.draw(
+                st.lists(st.tuples(self.keys, st.booleans(), HISTORY_LABELS), max_size=2)
+            )
+            for key, gone, labels in missed:
+                if gone:
+                    history.delete(key)
+                else:
+                    history.write(key, labels)
+            objs = history.listing()
+            self.sent.update({object_key(o): o for o in objs})
+            self.call("replace", objs=objs, rv=str(history.rv))
+            return
+        if name in ("known_add", "known_delete") and self.sent:
+            key = data.draw(st.sampled_from(sorted(self.sent)))
+            self.call(name, obj=self.sent[key])
+            return
+        live = sorted(history.objects)
+        if name == "delete" and live:
+            obj = history.delete(data.draw(st.sampled_from(live)))
+            assert obj is not None
+            self.call("delete", obj=obj)
+            return
+        key = data.draw(self.keys)
+        method = "update" if key in history.objects else "add"
+        obj = history.write(key, data.draw(HISTORY_LABELS))
+        self.sent[key] = obj
+        self.call(method if method in self.plan.methods else name, obj=obj)
 
     def teardown(self) -> None:
         # After every example that has not failed, drain the instance, so a
@@ -490,6 +543,7 @@ def make_machine(
         optional=optional,
         mutators=frozenset(optional) & MUTATORS,
         timed=timed,
+        realistic=ctx.config.inputs == "realistic" and cache,
     )
     create = initialize(
         options=_create_options(component, caps, pinned),
