@@ -1,8 +1,14 @@
-"""Adapters that offer the informer's ``pause``/``resume`` (docs/protocol.md) stop its
-processing loop while the reflector still queues: a paused informer's list stays in the
-queue (nothing cached, no handler called), and ``resume`` lets it through. Checked on
-aiok8s, whose adapter gates aiok8s' own DeltaFIFO.pop (adapters/aiok8s/adapter.py,
-``GatedDeltaFIFO``). Skipped locally when the peer was not built; fails in CI.
+"""Adapters test their library as users run it (docs/conformance.md, "What the adapters
+add to the libraries"):
+
+- client-node's default adds no restart after an error, so INF-9 shows;
+  ``--workaround=restart-after-error`` adds the restart, and the same trace passes;
+- aiok8s offers the informer's ``pause``/``resume`` (docs/protocol.md): a paused
+  informer's list stays in the queue (nothing cached, no handler called), and
+  ``resume`` lets it through (the adapter gates aiok8s' own DeltaFIFO.pop,
+  ``GatedDeltaFIFO``).
+
+Skipped locally when the peer was not built; fails in CI.
 """
 
 from __future__ import annotations
@@ -12,19 +18,40 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conform_helpers import run_conform
 
 from refimpl.conformance.process import AdapterProcess
 
-AIOK8S = Path(__file__).resolve().parent.parent / "adapters" / "aiok8s"
+ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
+AIOK8S = ADAPTERS / "aiok8s"
+CLIENT_NODE = ADAPTERS / "client-node"
 
 
-def aiok8s() -> list[str]:
-    if not (AIOK8S / ".venv" / ".installed").exists():
-        message = "aiok8s is not built: run `make peers PEER=aiok8s`"
+def built(folder: Path, stamp: str) -> None:
+    if not (folder / stamp).exists():
+        message = f"{folder.name} is not built: run `make peers PEER={folder.name}`"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+def aiok8s() -> list[str]:
+    built(AIOK8S, ".venv/.installed")
     return [str(AIOK8S / ".venv" / "bin" / "python"), str(AIOK8S / "adapter.py")]
+
+
+@pytest.mark.parametrize(
+    ("flags", "status", "said"),
+    [([], 1, "INF-9"), (["--workaround=restart-after-error"], 0, "agree")],
+)
+def test_client_node_restarts_after_an_error_only_as_a_workaround(
+    flags: list[str], status: int, said: str
+) -> None:
+    built(CLIENT_NODE, "node_modules/.installed")
+    trace = CLIENT_NODE / "traces" / "error-no-restart.jsonl"
+    command = [str(CLIENT_NODE / "run"), "--raises=record", *flags]
+    got, report = run_conform(command, replay=str(trace))
+    assert (got, said in report) == (status, True), report
 
 
 def call(adapter: AdapterProcess, method: str, **args: Any) -> dict[str, Any]:
