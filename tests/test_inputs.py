@@ -122,3 +122,9 @@ def test_a_realistic_finding_shrinks_to_a_realistic_trace(tmp_path: Path) -> Non
     assert load_inputs(str(saved)) == "realistic"
     requests = [json.loads(line) for line in saved.read_text().splitlines()[1:]]
     assert realistic("store", requests) is None, report
+    # A replay reports the mode the trace was found with, whatever its own default.
+    lines = saved.read_text().splitlines()
+    header = {**json.loads(lines[0]), "inputs": "any"}
+    saved.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    status, replayed = run_conform(command, replay=str(saved))
+    assert status == 1 and "; inputs any" in replayed, replayed
