@@ -15,8 +15,12 @@ every informer that can converge has converged, and one that stopped trying is c
 :data:`ACTIONS` declares each action once (weight, the methods it sends, whether swarm
 testing may leave it out, what the informer must be waiting for, its request or what
 it does); :class:`InformerMachine` reads it, and :func:`make_informer_machine`
-subclasses it for one adapter with the create options that adapter allows. The table's
-order, weights and strategies are what a seed generates. Ports nothing.
+subclasses it for one adapter with the create options that adapter allows. With
+realistic inputs (the default) an example draws a factor per action for its weight
+(swarm testing) and :data:`RARE_ACTIONS` join the table, so a 410 on the watch request
+and a delete the informer cannot see come up often; ``--inputs any`` generates what it
+did before (coins leaving optional actions out). The table's order, weights and
+strategies are what a seed generates. Ports nothing.
 """
 
 from __future__ import annotations
