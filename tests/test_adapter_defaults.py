@@ -6,7 +6,8 @@ add to the libraries"):
 - aiok8s offers the informer's ``pause``/``resume`` (docs/protocol.md): a paused
   informer's list stays in the queue (nothing cached, no handler called), and
   ``resume`` lets it through (the adapter gates aiok8s' own DeltaFIFO.pop,
-  ``GatedDeltaFIFO``).
+  ``GatedDeltaFIFO``), which makes kubernetes#115620's ghost reachable through the
+  informer.
 
 Skipped locally when the peer was not built; fails in CI.
 """
@@ -78,3 +79,11 @@ def test_aiok8s_pause_holds_the_list_in_the_queue_until_resume() -> None:
         assert [(c["handler"], c["kind"], c["key"]) for c in resumed["calls"]] == [
             ("h0", "add", "a")
         ]
+
+
+def test_aiok8s_pause_makes_the_queued_ghost_reachable_at_the_informer_level() -> None:
+    # client-java's pinned ghost (kubernetes PR #115620): a@2 listed while processing is
+    # paused, gone from the relist; aiok8s' DeltaFIFO keeps it, as client-java's does.
+    trace = ADAPTERS / "client-java" / "traces" / "informer-relist-keeps-queued-ghost.jsonl"
+    status, report = run_conform(aiok8s(), replay=str(trace))
+    assert status == 1 and "INF-3" in report and "a@2 is a ghost" in report, report
