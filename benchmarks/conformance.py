@@ -3,6 +3,8 @@ the protocol runs against the reference adapter.
 
     python benchmarks/conformance.py [--seeds 5] [--budget 30] [--bug NAME ...]
                                      [--quick-shrink] [--per-seed] [--no-rates]
+                                     [--inputs realistic|any]
+    python benchmarks/conformance.py --shapes N [--seeds 3] [--inputs realistic|any]
 
 For every bug in adapters/broken/bugs.py and every seed 1..N: the time until the first
 counterexample was found (not counting shrinking) and the length of the shrunk sequence;
@@ -13,6 +15,11 @@ numbers; ``--no-rates`` skips the throughput measurements. Then the
 round-trip rate of single requests and the step rate of a whole conformance run against
 the reference adapter. Targets: every variant caught, median < 10 s, and every seed's
 shrunk sequence at most ``MAX_SHRUNK`` operations (issue 11: "shrunk <= 8 steps").
+
+``--shapes N`` instead generates N informer examples for each seed 1..``--seeds``
+against the reference adapter and prints, per seed, the share of examples containing
+each rare shape of search/history.py's ``SHAPES`` (target: each at least 1 in 50,
+``SHAPE_TARGET``; issue 25).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 
 from refimpl.conformance.process import AdapterProcess
 from refimpl.conformance.search.config import Config
+from refimpl.conformance.search.history import INPUTS, SHAPES, Inputs, informer_shapes
 from refimpl.conformance.search.run import run_component
 from refimpl.conformance.search.session import RunContext
 
@@ -36,6 +44,8 @@ BROKEN = ROOT / "adapters" / "broken"
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 #: The longest shrunk counterexample (operations, ``create`` included) a target allows.
 MAX_SHRUNK = 8
+#: The least share of informer examples that must contain each rare shape.
+SHAPE_TARGET = 1 / 50
 
 
 def load_bugs() -> Any:
@@ -54,6 +64,7 @@ def catch(
     budget: float,
     shrink_budget: float,
     quick_shrink: bool = False,
+    inputs: Inputs = "realistic",
 ) -> tuple[float | None, int]:
     """(seconds to the first counterexample or None, shrunk length)."""
     command = [sys.executable, str(BROKEN / "adapter.py"), "--bug", bug]
@@ -64,6 +75,7 @@ def catch(
         shrink_budget=shrink_budget,
         quick_shrink=quick_shrink,
         progress=False,
+        inputs=inputs,
     )
     ctx = RunContext(config, io.StringIO())
     try:
@@ -74,6 +86,28 @@ def catch(
     if result.failure is None:
         return None, 0
     return result.failure.found_after, len(result.failure.steps)
+
+
+def shape_shares(examples: int, seed: int, inputs: Inputs = "realistic") -> dict[str, float]:
+    """The share of ``examples`` generated informer examples containing each shape."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from generated_requests import generated  # the recorder the --inputs tests use
+
+    runs = generated("informer", seed, examples, inputs=inputs)
+    return {s: sum(s in informer_shapes(r) for r in runs) / len(runs) for s in SHAPES}
+
+
+def print_shapes(examples: int, seeds: int, inputs: Inputs) -> int:
+    """The --shapes table; 0 if every share meets SHAPE_TARGET."""
+    print(f"informer examples per seed: {examples}; inputs {inputs}")
+    print(f"{'seed':>4s} " + " ".join(f"{s:>15s}" for s in SHAPES))
+    ok = True
+    for seed in range(1, seeds + 1):
+        shares = shape_shares(examples, seed, inputs)
+        ok = ok and min(shares.values()) >= SHAPE_TARGET
+        print(f"{seed:4d} " + " ".join(f"{shares[s]:15.3f}" for s in SHAPES), flush=True)
+    print(f"target: each at least {SHAPE_TARGET:.3f}: " + ("met" if ok else "missed"))
+    return 0 if ok else 1
 
 
 def protocol_rate(seconds: float = 2.0) -> float:
@@ -118,7 +152,11 @@ def main() -> int:
     parser.add_argument("--quick-shrink", action="store_true", help="minimize() only")
     parser.add_argument("--per-seed", action="store_true", help="print every seed's numbers")
     parser.add_argument("--no-rates", action="store_true", help="skip the throughput lines")
+    parser.add_argument("--inputs", choices=INPUTS, default="realistic")
+    parser.add_argument("--shapes", type=int, metavar="N", help="count rare informer shapes")
     args = parser.parse_args()
+    if args.shapes:
+        return print_shapes(args.shapes, args.seeds, args.inputs)
     bugs = load_bugs().BUGS
     # Spec-only bugs need requests random search never sends (benchmarks/spec_driven.py).
     names = args.bug or [n for n, b in bugs.items() if b.found_by == "search"]
@@ -135,7 +173,13 @@ def main() -> int:
         lengths: list[int] = []
         for seed in range(1, args.seeds + 1):
             found, length = catch(
-                name, bug.component, seed, args.budget, args.shrink_budget, args.quick_shrink
+                name,
+                bug.component,
+                seed,
+                args.budget,
+                args.shrink_budget,
+                args.quick_shrink,
+                args.inputs,
             )
             if args.per_seed:
                 shown = "not caught" if found is None else f"{found:.2f} s, {length} ops"

@@ -186,6 +186,8 @@ INFORMER_METHODS = [
     "watch_error",
     "watch_event",
     "watch_end",
+    "pause",
+    "resume",
     "state",
 ]
 INFORMER_CAPS: dict[str, Any] = {
@@ -328,6 +330,53 @@ def rv_of(value: Any) -> str:
     return str(value["metadata"].get("resourceVersion", ""))
 
 
+class Gate:
+    """Whether the informer's processing loop may pop (``pause``/``resume``)."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.fifo: GatedDeltaFIFO | None = None
+
+    async def set(self, paused: bool) -> None:
+        self.paused = paused
+        if self.fifo is not None:
+            async with self.fifo._cond:
+                self.fifo._cond.notify_all()
+
+
+class GatedDeltaFIFO(dfifo.DeltaFIFO):
+    """aiok8s' own DeltaFIFO with a gate in front of ``pop``, so ``pause`` can stop the
+    processing loop while the reflector still queues (as the client-java adapter does).
+    Every method is the library's; the gate only decides when ``pop`` is called: once
+    something is queued and the loop is not paused (the library's pop would wait for the
+    first anyway)."""
+
+    def __init__(self, gate: Gate, *args: Any) -> None:
+        super().__init__(*args)
+        self.gate = gate
+        gate.fifo = self
+
+    async def pop(self, process: Any) -> Any:
+        async with self._cond:
+            while (self.gate.paused or not self._queue) and not self.is_closed():
+                await self._cond.wait()
+        return await super().pop(process)
+
+
+class GatedModule:
+    """What ``shared_informer.run`` sees as the ``delta_fifo`` module while one informer
+    starts: the library's, but its ``DeltaFIFO`` is gated by that informer's gate."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    def DeltaFIFO(self, *args: Any) -> GatedDeltaFIFO:
+        return GatedDeltaFIFO(self.gate, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(dfifo, name)
+
+
 class Informer:
     """aiok8s' shared informer on the seam, its fake clock, and recording handlers."""
 
@@ -339,6 +388,7 @@ class Informer:
         self.informer._processor._clock = clock
         self.task: asyncio.Task[Any] | None = None
         self.calls: list[dict[str, Any]] = []
+        self.gate = Gate()
 
     def cached_rv(self, key: str) -> str | None:
         found = self.informer.get_indexer().get_by_key(key)
@@ -405,7 +455,15 @@ class Informer:
         elif method == "start":
             if self.task is not None:
                 raise Refused("bad_request", "already started")
-            self.task = asyncio.ensure_future(self.informer.run())
+            # run() builds its DeltaFIFO before its first await: the gated one.
+            ainformer.delta_fifo = GatedModule(self.gate)
+            try:
+                self.task = asyncio.ensure_future(self.informer.run())
+                await asyncio.sleep(0)
+            finally:
+                ainformer.delta_fifo = dfifo
+        elif method in ("pause", "resume"):
+            await self.gate.set(method == "pause")
         elif method == "list_reply":
             objects = [to_k8s(o) for o in args.get("objects") or []]
             self.resolve("list", ("reply", objects, str(args.get("rv"))))

@@ -118,6 +118,14 @@ def _what_to_compare(parser: argparse.ArgumentParser) -> None:
         "(done() of items not handed out)",
     )
     parser.add_argument(
+        "--inputs",
+        choices=["realistic", "any"],
+        default="realistic",
+        help="realistic: what an honest API server and reflector send (resourceVersions "
+        "that only grow, deletes at the last rv seen, lists consistent with the history); "
+        "any: also API-legal but unusual sequences (default realistic)",
+    )
+    parser.add_argument(
         "--exact",
         action="store_true",
         help="the adapter is client-go itself: compare the orders client-go fixes exactly "
@@ -320,6 +328,7 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
         timeout=args.timeout,
         startup_timeout=args.startup_timeout,
         misuse=args.misuse,
+        inputs=args.inputs,
         exact=args.exact,
         shrink=not args.no_shrink,
         quick_shrink=args.quick_shrink,

@@ -7,6 +7,9 @@ Modules, in layers: each imports only modules listed before it.
   exceptions that end an example or a run;
 - :mod:`~refimpl.conformance.search.compare`: the adapter's answer against the reference's;
 - :mod:`~refimpl.conformance.search.outcome`: the run's results as JSON (``--json``);
+- :mod:`~refimpl.conformance.search.history`: what an honest API server and reflector
+  send (``--inputs realistic``), the check that a trace still looks so, and the rare
+  informer shapes;
 - :mod:`~refimpl.conformance.search.report`: the numbered trace, the failure report and
   saved traces;
 - :mod:`~refimpl.conformance.search.invariants` and

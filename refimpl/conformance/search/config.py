@@ -150,6 +150,9 @@ class Config:
     client_go: list[str] = field(default_factory=list)
     #: Write the components, their statuses and findings as JSON to this file.
     json: str | None = None
+    #: What the piece generators send: ``realistic`` (an honest server's history,
+    #: search/history.py) or ``any`` (API-legal but unusual sequences).
+    inputs: Literal["realistic", "any"] = "realistic"
 
 
 @dataclass

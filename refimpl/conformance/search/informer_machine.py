@@ -15,8 +15,12 @@ every informer that can converge has converged, and one that stopped trying is c
 :data:`ACTIONS` declares each action once (weight, the methods it sends, whether swarm
 testing may leave it out, what the informer must be waiting for, its request or what
 it does); :class:`InformerMachine` reads it, and :func:`make_informer_machine`
-subclasses it for one adapter with the create options that adapter allows. The table's
-order, weights and strategies are what a seed generates. Ports nothing.
+subclasses it for one adapter with the create options that adapter allows. With
+realistic inputs (the default) an example draws a factor per action for its weight
+(swarm testing) and :data:`RARE_ACTIONS` join the table, so a 410 on the watch request
+and a delete the informer cannot see come up often; ``--inputs any`` generates what it
+did before (coins leaving optional actions out). The table's order, weights and
+strategies are what a seed generates. Ports nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from refimpl.conformance.search.history import History
 
 if TYPE_CHECKING:
     from refimpl.conformance.search.session import Example, RunContext
@@ -52,31 +58,33 @@ FRAME_METHODS = frozenset({"add_handler", "start", "state"})
 
 
 class ServerModel:
-    """The harness's API server while generating: honest answers for the informer."""
+    """The harness's API server while generating: honest answers for the informer. Its
+    objects and resourceVersions are a :class:`~refimpl.conformance.search.history.History`
+    (one rv counter for every write, a DELETED event at a new rv)."""
 
     def __init__(self) -> None:
-        self.rv = 1
-        self.objects: dict[str, dict[str, Any]] = {}
+        self.history = History()
         #: (rv, type, object) of every write, oldest first.
         self.log: list[tuple[int, str, dict[str, Any]]] = []
         self.compacted = 0
         #: Events not yet delivered on the open watch (None: no watch open).
         self.stream: deque[tuple[str, dict[str, Any]]] | None = None
 
-    @staticmethod
-    def _object(key: str, rv: int, labels: dict[str, str]) -> dict[str, Any]:
-        namespace, _, name = key.rpartition("/")
-        return {"namespace": namespace, "name": name, "rv": str(rv), "labels": labels}
+    @property
+    def rv(self) -> int:
+        return self.history.rv
+
+    @property
+    def objects(self) -> dict[str, dict[str, Any]]:
+        return self.history.objects
 
     def write(self, key: str, labels: dict[str, str], delete: bool) -> None:
-        self.rv += 1
-        if key in self.objects and delete:
-            obj = {**self.objects.pop(key), "rv": str(self.rv)}
-            kind = "DELETED"
+        gone = self.history.delete_at_new_rv(key) if delete else None
+        if gone is not None:
+            obj, kind = gone, "DELETED"
         else:
             kind = "MODIFIED" if key in self.objects else "ADDED"
-            obj = self._object(key, self.rv, labels)
-            self.objects[key] = obj
+            obj = self.history.write(key, labels)
         self.log.append((self.rv, kind, obj))
         if self.stream is not None:
             self.stream.append((kind, obj))
@@ -136,6 +144,9 @@ class InformerPlan:
     optional: list[str]
     #: A handler may throw (not ``--skip raises``).
     may_raise: bool
+    #: Realistic inputs: per-example weights (``create``'s ``weights``, one factor per
+    #: usable action in table order) instead of ``optional``'s coins.
+    swarm_weights: bool = False
 
 
 class InformerMachine(RuleBasedStateMachine):
@@ -176,13 +187,22 @@ class InformerMachine(RuleBasedStateMachine):
         names: int,
         coins: list[bool],
         paused: bool,
+        weights: list[int] | None = None,
     ) -> None:
         """The ``create`` step (the initialize rule), the handlers, then ``start``."""
         plan = self.plan
         # Skew to few keys: one key half the time, all four rarely.
         self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
-        off = {kind for kind, out in zip(plan.optional, coins, strict=True) if out}
-        self.kinds = st.sampled_from([k for k in plan.weighted if k not in off])
+        if plan.swarm_weights and weights is not None:
+            # Each action's table weight times the example's factor for it.
+            table = list(plan.actions.values())
+            kinds = [
+                a.name for a, f in zip(table, weights, strict=True) for _ in range(a.weight * f)
+            ]
+        else:
+            off = {kind for kind, out in zip(plan.optional, coins, strict=True) if out}
+            kinds = [k for k in plan.weighted if k not in off]
+        self.kinds = st.sampled_from(kinds)
         self.ex.exchange(
             {"op": "create", "instance": "i", "component": "informer", "options": options}
         )
@@ -269,6 +289,20 @@ class InformerMachine(RuleBasedStateMachine):
     def toggle_pause(self, data: st.DataObject) -> None:
         self.paused = not self.paused
         self.call("pause" if self.paused else "resume")
+
+    def expire(self, data: st.DataObject) -> None:
+        # The server compacted past the rv the informer asks for: 410 on the watch
+        # request, the informer must relist.
+        self.server.compact()
+        self.call("watch_error", reason="expired")
+
+    def offline_delete(self, data: st.DataObject) -> None:
+        # A delete the informer cannot see as an event (no watch open, and the log
+        # compacted past it): only its next list shows the object gone.
+        live = sorted(self.server.objects)
+        if self.waiting.get("op") != "watching" and live:
+            self.server.write(data.draw(st.sampled_from(live)), {}, delete=True)
+            self.server.compact()
 
     def teardown(self) -> None:
         """Settle: answer honestly, let time pass, until the informer watches with
@@ -362,6 +396,24 @@ ACTIONS: tuple[Action, ...] = (
 )
 
 
+#: Realistic inputs add these to :data:`ACTIONS` (#25's rare paths, made common).
+RARE_ACTIONS: tuple[Action, ...] = (
+    Action(
+        "expire",
+        2,
+        sends=frozenset({"watch_error"}),
+        waiting="watch",
+        does=InformerMachine.expire,
+    ),
+    Action("offline_delete", 3, does=InformerMachine.offline_delete),
+)
+#: Realistic inputs: an example's factor for each action's weight, drawn per example
+#: (swarm testing); shrinks to the first (the table's weight). An optional action may
+#: be left out (0); the late handler and watch drops are sometimes tripled.
+FACTORS = st.sampled_from([1, 0, 3])
+CORE_FACTORS = st.sampled_from([1, 3])
+
+
 def _create_options(caps: dict[str, Any]) -> dict[str, st.SearchStrategy[Any]]:
     """The create options an example draws: resync (if the adapter offers it), the
     FIFO generation (among those it behaves like), watch-list (if it offers it)."""
@@ -386,7 +438,9 @@ def make_informer_machine(
     ctx: RunContext, methods: frozenset[str], caps: dict[str, Any]
 ) -> type[RuleBasedStateMachine]:
     """The state machine class for the informer component of one adapter."""
-    usable = [a for a in ACTIONS if a.sends <= methods]
+    realistic = ctx.config.inputs == "realistic"
+    table = ACTIONS + RARE_ACTIONS if realistic else ACTIONS
+    usable = [a for a in table if a.sends <= methods]
     weighted = [a.name for a in usable for _ in range(a.weight)]
     # Swarm testing: each example leaves out a random subset of the optional actions,
     # so some examples are long runs of, say, pauses and relists only. Shrinking turns
@@ -400,13 +454,22 @@ def make_informer_machine(
         weighted=weighted,
         optional=optional,
         may_raise="raises" not in ctx.config.skip,
+        swarm_weights=realistic,
     )
-    create = initialize(
-        options=st.fixed_dictionaries(_create_options(caps)),
-        handlers=st.integers(1, 2),
-        raises=st.booleans(),
-        names=st.integers(1, len(NAMES)),
-        coins=swarm,
-        paused=st.sampled_from([False, False, False, True]) if can_pause else st.just(False),
-    )(InformerMachine.create)
+    arguments: dict[str, st.SearchStrategy[Any]] = {
+        "options": st.fixed_dictionaries(_create_options(caps)),
+        "handlers": st.integers(1, 2),
+        "raises": st.booleans(),
+        "names": st.integers(1, len(NAMES)),
+        "coins": st.just([]) if realistic else swarm,
+        "paused": st.sampled_from([False, False, False, True]) if can_pause else st.just(False),
+    }
+    if realistic:
+        # Only then: even an unused argument changes what Hypothesis generates for a
+        # seed, and ``any`` must generate what it did before #25.
+        factors = (FACTORS if a.optional else CORE_FACTORS for a in usable)
+        arguments["weights"] = st.tuples(*factors).map(list)
+    # Typed for keyword strategies only (the dict hides that it names no ``target``).
+    initialize_rule: Callable[..., Callable[[Callable[..., None]], Any]] = initialize
+    create = initialize_rule(**arguments)(InformerMachine.create)
     return type("Conform_informer", (InformerMachine,), {"plan": plan, "create": create})

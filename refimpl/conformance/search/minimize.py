@@ -16,6 +16,7 @@ from typing import Any
 
 from refimpl.conformance.process import AdapterHung
 from refimpl.conformance.search.config import Failure, Step
+from refimpl.conformance.search.history import realistic
 from refimpl.conformance.search.replay import try_trace
 from refimpl.conformance.search.session import RunContext
 from refimpl.shrinking import drop_runs
@@ -482,12 +483,21 @@ CLOSING: tuple[Polish, ...] = (simplify_arguments,)
 def _replay_test(ctx: RunContext, failure: Failure, deadline: float) -> Replay:
     """The replay test for ``failure``: a replay counts if it fails in the same class
     (an adapter failure stays one, a disagreement or broken invariant stays one of
-    those) and, if ``failure`` has an end-to-end consequence, has one too."""
+    those) and, if ``failure`` has an end-to-end consequence, has one too. With
+    realistic inputs and a realistic ``failure``, a replay that no honest server would
+    send does not count."""
     kind_class = failure.kind == "adapter"
+    # Keep a realistic trace realistic; one that never was (a replayed unusual trace)
+    # is shrunk as before.
+    realistic_only = ctx.config.inputs == "realistic" and (
+        realistic(failure.component, [step.request for step in failure.steps]) is None
+    )
 
     def still_fails(requests: list[dict[str, Any]]) -> Failure | None:
         if time.monotonic() > deadline:
             return None
+        if realistic_only and realistic(failure.component, requests) is not None:
+            return None  # a realistic finding stays one (search/history.py)
         found = try_trace(ctx, failure.component, requests)
         if found is not None and failure.consequence and not found.consequence:
             return None  # the end-to-end consequence is part of how it fails

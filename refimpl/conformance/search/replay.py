@@ -17,7 +17,7 @@ from refimpl.conformance.search.config import (
     Failure,
     Mismatch,
 )
-from refimpl.conformance.search.report import format_failure, format_table, load_trace
+from refimpl.conformance.search.report import format_failure, format_table, load_inputs, load_trace
 from refimpl.conformance.search.session import Example, RunContext
 
 __all__ = ["confirm_replay", "replay_file", "try_trace"]
@@ -72,6 +72,8 @@ def replay_file(ctx: RunContext, path: str, out: TextIO) -> int:
     the exit status."""
     try:
         component, requests = load_trace(path)
+        # The report says which mode found the trace, not the replay's default.
+        ctx.config.inputs = load_inputs(path) or ctx.config.inputs
     except (OSError, ValueError) as exc:
         out.write(f"refimpl conform: cannot read {path}: {exc}\n")
         return EXIT_USAGE

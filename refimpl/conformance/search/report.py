@@ -16,11 +16,13 @@ from refimpl.conformance.protocol import PROTOCOL_VERSION
 from refimpl.conformance.reference.dispatch import ReferenceDriver
 from refimpl.conformance.search.compare import agree
 from refimpl.conformance.search.config import Config, Failure, Step
+from refimpl.conformance.search.history import INPUTS, Inputs
 
 __all__ = [
     "compact",
     "format_failure",
     "format_table",
+    "load_inputs",
     "load_trace",
     "save_trace",
     "show_request",
@@ -232,7 +234,7 @@ def format_failure(failure: Failure, config: Config) -> str:
         f"  replayed from {config.replay}"
         if config.replay
         else f"  seed {config.seed}; first failure after {failure.found_after:.2f} s"
-    )
+    ) + f"; inputs {config.inputs}"
     lines = [f"FAIL {failure.component}: {title} (step {len(steps)} of {len(steps)})", origin]
     if failure.kind != "disagreement":
         lines.append("  " + failure.message.replace("\n", "\n  "))
@@ -285,10 +287,19 @@ def save_trace(path: str, failure: Failure, config: Config) -> None:
             "component": failure.component,
             "seed": config.seed,
             "kind": failure.kind,
+            "inputs": config.inputs,
         }
         fh.write(json.dumps(header) + "\n")
         for step in failure.steps:
             fh.write(json.dumps(step.request) + "\n")
+
+
+def load_inputs(path: str) -> Inputs | None:
+    """The ``--inputs`` mode a saved trace was found with (None: not recorded)."""
+    with open(path, encoding="utf-8") as fh:
+        header = json.loads(fh.readline() or "null")
+    found = header.get("inputs") if isinstance(header, dict) else None
+    return next((mode for mode in INPUTS if mode == found), None)
 
 
 def load_trace(path: str) -> tuple[str, list[dict[str, Any]]]:

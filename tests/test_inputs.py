@@ -1,0 +1,130 @@
+"""``--inputs``: realistic generators (search/history.py) and ``any`` as before #25.
+
+- ``any`` generates exactly what the search generated before ``--inputs`` existed
+  (tests/fixtures/inputs_any.json, recorded by tests/generated_requests.py);
+- every generated trace of the cache pieces and the informer is realistic
+  (:func:`~refimpl.conformance.search.history.realistic`) for fixed seeds, and the
+  check can fail: ``any`` generates unrealistic ones;
+- the minimizer keeps a realistic finding realistic, and the report and the saved trace
+  say the mode;
+- :func:`~refimpl.conformance.search.history.informer_shapes` names each rare shape.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conform_helpers import run_conform
+from generated_requests import COMPONENTS, EXAMPLES, digest, generated
+
+from refimpl.conformance.search.history import History, informer_shapes, realistic
+from refimpl.conformance.search.report import load_inputs
+
+FIXTURE = Path(__file__).with_name("fixtures") / "inputs_any.json"
+BROKEN = Path(__file__).resolve().parent.parent / "adapters" / "broken" / "adapter.py"
+
+
+@pytest.mark.parametrize("run", sorted(json.loads(FIXTURE.read_text())["runs"]))
+def test_inputs_any_generates_what_the_search_generated_before(run: str) -> None:
+    component, seed = run.split("/")
+    recorded = json.loads(FIXTURE.read_text())["runs"][run]
+    now = generated(component, int(seed), EXAMPLES, inputs="any")
+    assert now[0] == recorded["first"]
+    assert [digest(r) for r in now] == recorded["digests"]
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+@pytest.mark.parametrize("seed", [3, 4])
+def test_realistic_inputs_generate_only_realistic_traces(component: str, seed: int) -> None:
+    examples = generated(component, seed, 25)
+    problems = [realistic(component, r) for r in examples]
+    assert [p for p in problems if p] == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("component", ["store", "delta_fifo", "real_fifo"])
+def test_any_inputs_are_not_all_realistic(component: str) -> None:
+    examples = generated(component, 3, 25, inputs="any")
+    assert any(realistic(component, r) for r in examples), "seed 3"
+
+
+def call(method: str, **args: Any) -> dict[str, Any]:
+    return {"op": "call", "instance": "x", "method": method, "args": args}
+
+
+def test_realistic_checks_an_honest_history() -> None:
+    h = History()
+    a1 = h.write("a", {})
+    a2 = h.write("a", {"team": "red"})
+    b = h.write("b", {})
+    honest = [
+        {"op": "create", "instance": "x", "component": "store", "options": {}},
+        call("add", obj=a1),
+        call("update", obj=a2),
+        call("known_add", obj=a2),
+        call("add", obj=b),
+        call("delete", obj=b),
+        call("replace", objs=[a2], rv=str(h.rv)),
+    ]
+    assert realistic("store", honest) is None
+    older = {**a1, "rv": "1"}
+    assert "not newer" in str(realistic("store", [call("add", obj=a2), call("update", obj=older)]))
+    assert "last rv" in str(realistic("store", [call("add", obj=a1), call("delete", obj=a2)]))
+    assert "not live" in str(realistic("store", [call("update", obj=a1)]))
+    stale = [call("add", obj=a2), call("replace", objs=[a1], rv=str(h.rv))]
+    assert "never written" in str(realistic("store", stale))
+    assert "older" in str(
+        realistic("store", [call("add", obj=b), call("replace", objs=[], rv="2")])
+    )
+
+
+def test_realistic_checks_informer_rvs_never_go_back() -> None:
+    a2, a3 = History.make("a", 2, {}), History.make("a", 3, {})
+    listed = call("list_reply", objects=[a3], rv="3")
+    assert realistic("informer", [listed, call("watch_event", type="MODIFIED", object=a2)])
+    assert realistic("informer", [listed, call("list_reply", objects=[a2], rv="4")])
+    assert realistic("informer", [call("list_reply", objects=[a3], rv="2")])
+    fine = [listed, call("watch_event", type="ADDED", object=a3)]
+    assert realistic("informer", fine) is None
+
+
+def test_informer_shapes_names_each_rare_interleaving() -> None:
+    a2, b3, a4 = History.make("a", 2, {}), History.make("b", 3, {}), History.make("a", 4, {})
+    trace = [
+        call("add_handler", name="h0"),
+        call("start"),
+        call("list_reply", objects=[a2, b3], rv="3"),
+        call("watch_error", reason="expired"),
+        call("list_reply", objects=[a2], rv="5"),
+    ]
+    assert informer_shapes(trace) == {"expired_watch", "unseen_delete", "relist_changes"}
+    changed = [call("start"), call("list_reply", objects=[a2], rv="3")]
+    changed += [call("list_reply", objects=[a4], rv="4"), call("add_handler", name="h1")]
+    assert informer_shapes(changed) == {"relist_changes", "late_handler"}
+    readded = [call("list_reply", objects=[a2], rv="3")]
+    readded += [call("watch_event", type="DELETED", object=a4)]
+    readded += [call("watch_error", reason="internal"), call("list_reply", objects=[a4], rv="5")]
+    assert informer_shapes(readded) == {"relist_changes"}
+    assert informer_shapes(trace[:3]) == set()
+
+
+def test_a_realistic_finding_shrinks_to_a_realistic_trace(tmp_path: Path) -> None:
+    saved = tmp_path / "trace.jsonl"
+    command = [sys.executable, str(BROKEN), "--bug", "replace-merges"]
+    status, report = run_conform(
+        command, components=["store"], seed=1, budget=60.0, shrink_budget=10.0, save=str(saved)
+    )
+    assert status == 1, report
+    assert "; inputs realistic" in report
+    assert load_inputs(str(saved)) == "realistic"
+    requests = [json.loads(line) for line in saved.read_text().splitlines()[1:]]
+    assert realistic("store", requests) is None, report
+    # A replay reports the mode the trace was found with, whatever its own default.
+    lines = saved.read_text().splitlines()
+    header = {**json.loads(lines[0]), "inputs": "any"}
+    saved.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    status, replayed = run_conform(command, replay=str(saved))
+    assert status == 1 and "; inputs any" in replayed, replayed
