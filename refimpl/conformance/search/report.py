@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from refimpl.conformance.protocol import PROTOCOL_VERSION
@@ -18,11 +19,13 @@ from refimpl.conformance.search.compare import agree
 from refimpl.conformance.search.config import Config, Failure, Step
 
 __all__ = [
+    "SavedTrace",
     "compact",
+    "finding_header",
     "format_failure",
     "format_table",
-    "load_trace",
-    "save_trace",
+    "load_traces",
+    "save_findings",
     "show_request",
     "show_response",
 ]
@@ -220,6 +223,10 @@ def format_table(steps: Sequence[Step]) -> list[str]:
     return lines
 
 
+def _filled(text: str) -> str:
+    return textwrap.fill(text, 92, initial_indent="  ", subsequent_indent="    ")
+
+
 def format_failure(failure: Failure, config: Config) -> str:
     steps = failure.steps
     last = steps[-1] if steps else None
@@ -244,7 +251,7 @@ def format_failure(failure: Failure, config: Config) -> str:
             "processDeltas does; a FIFO that reads known objects reads that store): "
             f"{failure.consequence}"
         )
-        lines.append(textwrap.fill(said, 92, initial_indent="  ", subsequent_indent="  "))
+        lines.append(_filled(said))
     compared = any(step.reference is not None for step in steps)
     states = reference_states(steps) if steps and compared else []
     lines.append("")
@@ -260,29 +267,58 @@ def format_failure(failure: Failure, config: Config) -> str:
     lines.append("  replay by hand (the lines sent to a fresh adapter):")
     for message in trace_lines(steps):
         lines.append("    " + json.dumps(message, separators=(",", ":")))
-    if config.save:
-        save_trace(config.save, failure, config)
-        lines.append(f"  saved to {config.save}; replay with:")
-        lines.append(f"    refimpl conform --replay {config.save} -- {' '.join(config.command)}")
     return "\n".join(lines)
 
 
-def save_trace(path: str, failure: Failure, config: Config) -> None:
+def finding_header(failure: Failure, number: int, count: int) -> str:
+    """The line above a finding's report: its number, signature, acknowledgement, and
+    why its shrinking ended early if it did."""
+    text = f"finding {number} of {count}: {failure.signature}"
+    if failure.known is not None:
+        text += f" (known: {failure.known})"
+    if failure.shrink_note:
+        text += f" [{failure.shrink_note}]"
+    return text
+
+
+def save_findings(path: str, failures: Sequence[Failure], config: Config) -> str:
+    """Write ``failures`` to ``path`` as one trace file (each trace under a header line
+    naming its component and signature); the lines that say so and how to replay it."""
     with open(path, "w", encoding="utf-8") as fh:
-        header = {
-            "conform_trace": 1,
-            "component": failure.component,
-            "seed": config.seed,
-            "kind": failure.kind,
-        }
-        fh.write(json.dumps(header) + "\n")
-        for step in failure.steps:
-            fh.write(json.dumps(step.request) + "\n")
+        for number, failure in enumerate(failures, start=1):
+            header = {
+                "conform_trace": 1,
+                "component": failure.component,
+                "seed": config.seed,
+                "kind": failure.kind,
+                "signature": failure.signature,
+                "finding": number,
+                "findings": len(failures),
+            }
+            fh.write(json.dumps(header) + "\n")
+            for step in failure.steps:
+                fh.write(json.dumps(step.request) + "\n")
+    shown = "1 finding" if len(failures) == 1 else f"{len(failures)} findings"
+    return (
+        f"  saved {shown} to {path}; replay with:\n"
+        f"    refimpl conform --replay {path} -- {' '.join(config.command)}"
+    )
 
 
-def load_trace(path: str) -> tuple[str, list[dict[str, Any]]]:
-    component = "replay"
-    requests: list[dict[str, Any]] = []
+@dataclass
+class SavedTrace:
+    """One trace of a saved file: its component, its requests, and the signature of the
+    finding it was saved as (None for a trace written by hand or by an older version)."""
+
+    component: str
+    requests: list[dict[str, Any]]
+    signature: str | None = None
+
+
+def load_traces(path: str) -> list[SavedTrace]:
+    """The traces of a file :func:`save_findings` wrote (a header line starts each), or
+    of a file of request lines alone (one trace, component ``replay``)."""
+    traces: list[SavedTrace] = []
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -291,10 +327,14 @@ def load_trace(path: str) -> tuple[str, list[dict[str, Any]]]:
             if not isinstance(message, dict):
                 raise ValueError(f"{path}:{number}: not a JSON object")
             if "conform_trace" in message:
-                component = str(message.get("component", component))
+                signature = message.get("signature")
+                component = str(message.get("component", "replay"))
+                traces.append(SavedTrace(component, [], signature if signature else None))
                 continue
             message.pop("id", None)
             if message.get("op") == "hello":
                 continue
-            requests.append(message)
-    return component, requests
+            if not traces:
+                traces.append(SavedTrace("replay", []))
+            traces[-1].requests.append(message)
+    return traces or [SavedTrace("replay", [])]
