@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,8 @@ from refimpl.conformance.search.config import Config, Failure, Step
 __all__ = [
     "SavedTrace",
     "compact",
+    "delta_difference",
+    "failing_step",
     "finding_header",
     "format_failure",
     "format_table",
@@ -227,6 +230,79 @@ def _filled(text: str) -> str:
     return textwrap.fill(text, 92, initial_indent="  ", subsequent_indent="    ")
 
 
+#: Longest rendering of an answer shown whole in :func:`failing_step`; a longer one is
+#: cut down to the fields where the two sides differ.
+WHOLE_ANSWER = 100
+
+
+def _answers(reference: dict[str, Any], adapter: dict[str, Any]) -> tuple[str, str]:
+    """Both answers as :func:`show_response` renders them, or, when either is long and
+    both are results with fields, only the fields whose values differ."""
+    mine, theirs = show_response(reference), show_response(adapter)
+    if len(mine) <= WHOLE_ANSWER and len(theirs) <= WHOLE_ANSWER:
+        return mine, theirs
+    ours, peer = reference.get("result"), adapter.get("result")
+    if not isinstance(ours, dict) or not isinstance(peer, dict):
+        return mine, theirs
+    differ = [k for k in dict.fromkeys([*ours, *peer]) if ours.get(k) != peer.get(k)]
+    if not differ:
+        return mine, theirs
+    return (
+        compact({k: ours[k] for k in differ if k in ours}),
+        compact({k: peer[k] for k in differ if k in peer}),
+    )
+
+
+def _deltas(response: dict[str, Any] | None) -> list[str] | None:
+    """The deltas a pop answer handed out, each as ``Type obj`` (None: not a pop
+    answer); an empty or closed FIFO handed out none."""
+    result = response.get("result") if response else None
+    if not isinstance(result, dict) or "kind" not in result:
+        return None
+    deltas = result.get("deltas", [])
+    return [compact(d) for d in deltas] if isinstance(deltas, list) else None
+
+
+def delta_difference(reference: dict[str, Any] | None, adapter: dict[str, Any] | None) -> str:
+    """For a FIFO pop: the deltas the adapter's pop has and the reference's has not, and
+    those it lacks (as multisets; "" when the answers are not pops or hand out the
+    same deltas in the same order)."""
+    ours, peer = _deltas(reference), _deltas(adapter)
+    if ours is None or peer is None or ours == peer:
+        return ""
+    extra = list((Counter(peer) - Counter(ours)).elements())
+    missing = list((Counter(ours) - Counter(peer)).elements())
+    parts = []
+    if extra:
+        parts.append(f"has an extra {', '.join(extra)}")
+    if missing:
+        parts.append(f"is missing {', '.join(missing)}")
+    if not parts:
+        parts.append("has the same deltas in another order")
+    return "the adapter's pop " + " and ".join(parts)
+
+
+def failing_step(failure: Failure) -> list[str]:
+    """What each side answered at the failing step (the reference's answer only when it
+    is compared), for a FIFO pop the extra or missing deltas, and what client-go does
+    with the trace when that was asked (``Failure.client_go``)."""
+    lines: list[str] = []
+    last = failure.steps[-1] if failure.steps else None
+    if last is not None and last.adapter is not None and failure.kind != "adapter":
+        where = f"at step {len(failure.steps)} ({show_request(last.request).split(' ')[0]})"
+        if last.reference is None:
+            lines.append(f"{where}: the adapter answered {show_response(last.adapter)}")
+        else:
+            mine, theirs = _answers(last.reference, last.adapter)
+            lines.append(f"{where}: the reference answered {mine}; the adapter answered {theirs}")
+            difference = delta_difference(last.reference, last.adapter)
+            if difference:
+                lines.append(difference)
+    if failure.client_go:
+        lines.append(f"client-go: {failure.client_go}")
+    return lines
+
+
 def format_failure(failure: Failure, config: Config) -> str:
     steps = failure.steps
     last = steps[-1] if steps else None
@@ -252,6 +328,7 @@ def format_failure(failure: Failure, config: Config) -> str:
             f"{failure.consequence}"
         )
         lines.append(_filled(said))
+    lines += [_filled(said) for said in failing_step(failure)]
     compared = any(step.reference is not None for step in steps)
     states = reference_states(steps) if steps and compared else []
     lines.append("")
