@@ -274,12 +274,13 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             out.write("refimpl conform: nothing to test\n")
             return EXIT_USAGE
         status = EXIT_PASS
-        started = time.monotonic()
+        searched = 0.0  # seconds of search so far: shrinking does not use up the budget
         findings: list[Failure] = []
         for index, component in enumerate(runnable):
-            remaining = config.budget - (time.monotonic() - started)
+            remaining = config.budget - searched
             budget = max(remaining / (len(runnable) - index), 0.5)
             result = run_component(ctx, component, budget)
+            searched += result.elapsed - ctx.shrinking_spent
             out.write(summary_line(result) + "\n")
             for left_out in result.untested:
                 out.write(f"  {component}: not tested: {left_out}\n")
