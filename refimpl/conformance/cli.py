@@ -72,7 +72,7 @@ def _search_limits(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="time to shrink a failure once found (default 30)",
+        help="time to shrink each finding (default 30; the search budget does not pay for it)",
     )
     parser.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default random)")
     parser.add_argument(
