@@ -168,6 +168,7 @@ def test_replace_without_queued_tombstones_is_reported_as_the_ghost_it_leaves() 
             quick_shrink=True,
             progress=False,
             options={"known_objects": True},
+            max_findings=1,
         )
         ctx = RunContext(config, io.StringIO())
         try:

@@ -34,6 +34,7 @@ def examples_to_catch(bug: str, component: str, seed: int, max_examples: int) ->
         max_examples=max_examples,
         shrink=False,
         progress=False,
+        max_findings=1,
     )
     ctx = RunContext(config, io.StringIO())
     try:

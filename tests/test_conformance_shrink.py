@@ -602,9 +602,20 @@ def test_without_forgetting_the_padded_relist_stays_long(
 # requests), and the order minimize() runs them in.
 
 
-def oracle(fails: Callable[[list[dict[str, Any]]], bool]) -> minimizer.Replay:
-    """A replay test answering ``fails(requests)`` without any adapter."""
-    return lambda requests: failure_of(requests) if fails(requests) else None
+def oracle(
+    fails: Callable[[list[dict[str, Any]]], bool], component: str = "queue"
+) -> minimizer.Replay:
+    """A replay test answering ``fails(requests)`` without any adapter: a failure of
+    ``component`` (a rewrite keeps only the same finding, component included)."""
+
+    def replay(requests: list[dict[str, Any]]) -> Failure | None:
+        if not fails(requests):
+            return None
+        failure = failure_of(requests)
+        failure.component = component
+        return failure
+
+    return replay
 
 
 def requests_of(failure: Failure | None) -> list[dict[str, Any]]:
@@ -727,7 +738,7 @@ def test_round_advances_rounds_a_clock_step_up_where_it_still_fails() -> None:
     def fails(r: list[dict[str, Any]]) -> bool:
         return r[-1] == {"op": "advance", "seconds": 40.0}  # the last one must stay
 
-    rounded = minimizer.round_advances(informer_failure(requests), oracle(fails))
+    rounded = minimizer.round_advances(informer_failure(requests), oracle(fails, "informer"))
     assert requests_of(rounded) == [*requests[:2], {"op": "advance", "seconds": 2.0}, *requests[3:]]
 
 
@@ -740,7 +751,7 @@ def test_as_plain_lists_rewrites_a_watch_list_stream() -> None:
     def fails(r: list[dict[str, Any]]) -> bool:
         return inf("list_reply", objects=[], rv="3") in r
 
-    plain = minimizer.as_plain_lists(best, oracle(fails))
+    plain = minimizer.as_plain_lists(best, oracle(fails, "informer"))
     assert requests_of(plain) == minimizer._plain_lists(best.steps)
     assert len(requests_of(plain)) < len(WATCH_LIST_TRACE)
 

@@ -25,6 +25,8 @@ BROKEN = [sys.executable, str(ROOT / "adapters" / "broken" / "adapter.py")]
 BUGGY = [*BROKEN, "--bug", "done-forgets-requeue"]
 #: What done-forgets-requeue's queue finding is called (the report prints it).
 FINDING = "queue/differs/get_nowait"
+#: Every finding of its seed-1 run: the lost requeue shows at a pop and at a len.
+FINDINGS = [FINDING, "queue/differs/len"]
 UPSTREAM = "https://example.org/issues/1"
 
 
@@ -37,16 +39,16 @@ def check(seed: int, expect: Any) -> dict[str, Any]:
 def test_pinned_findings_and_known_notes_pass_and_render(tmp_path: Path) -> None:
     known = [{"signature": FINDING, "note": "re-adds lost", "upstream": UPSTREAM}]
     # Seed 1 pinned as a set of signatures, seed 2 in the older one-verdict form.
-    fake_peer(tmp_path, command=BUGGY, checks=[check(1, [FINDING]), check(2, "difference")],
+    fake_peer(tmp_path, command=BUGGY, checks=[check(1, FINDINGS), check(2, "difference")],
               known=known)  # fmt: skip
     status, out = peers(tmp_path)
     assert status == 0, out
-    assert f"check 1/2 queue (seed 1): difference [{FINDING}] ok" in out, out
+    assert f"check 1/2 queue (seed 1): difference [{', '.join(FINDINGS)}] ok" in out, out
     assert "check 2/2 queue (seed 2): difference" in out and "stale" not in out, out
     store = json.loads((tmp_path / OBSERVATIONS).read_text(encoding="utf-8"))
     for observed in store["peers"]["fake"]["checks"].values():
-        (found,) = observed["findings"]
-        assert found["signature"] == FINDING and found["known"] == "re-adds lost"
+        (found,) = [f for f in observed["findings"] if f["signature"] == FINDING]
+        assert found["known"] == "re-adds lost"
         assert found["steps"], found
     doc = (tmp_path / DOC).read_text(encoding="utf-8")
     assert doc == render(tmp_path, store)
@@ -61,7 +63,8 @@ def test_new_vanished_and_stale_findings_fail(tmp_path: Path) -> None:
     status, out = peers(tmp_path)
     assert status == 1, out
     # New: a finding the pin does not list.
-    assert f"check 1/1 queue (seed 1): difference [{FINDING}] MISMATCH (expected pass)" in out
+    found = ", ".join(FINDINGS)
+    assert f"check 1/1 queue (seed 1): difference [{found}] MISMATCH (expected pass)" in out
     # Vanished: a pinned finding the run no longer gives.
     assert f"check 1/1 queue (seed 1): pass MISMATCH (expected {FINDING})" in out, out
     assert "peer buggy: known finding queue/WQ-9/len occurs in no check: stale" in out, out

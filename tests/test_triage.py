@@ -165,6 +165,7 @@ def test_a_run_labels_marks_known_and_writes_json(tmp_path: Path) -> None:
         client_go=REFERENCE,
         known={"queue/differs/get_nowait": "acknowledged upstream"},
         json=str(tmp_path / "run.json"),
+        max_findings=1,  # the first finding is the one this test labels
     )
     assert run(config, out=out, err=io.StringIO()) == 1
     text = out.getvalue()
@@ -188,7 +189,7 @@ def test_known_must_be_signature_equals_note(capsys: pytest.CaptureFixture[str])
 def test_client_go_none_asks_no_one(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     argv = ["--component", "queue", "--seed", "1", "--budget", "30", "--no-progress"]
-    argv += ["--client-go", "none", "--json", str(path), "--", *BROKEN, BUG]
+    argv += ["--max-findings", "1", "--client-go", "none", "--json", str(path), "--", *BROKEN, BUG]
     assert conform_main(argv) == 1
     (found,) = json.loads(path.read_text(encoding="utf-8"))["components"][0]["findings"]
     assert found["client_go"] is None and found["known"] is None

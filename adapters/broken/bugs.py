@@ -24,7 +24,6 @@ from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore
 from refimpl.cache.store import Indexer, ThreadSafeMap
 from refimpl.conformance.reference.dispatch import Parts
-from refimpl.conformance.reference.informer import InformerParts
 from refimpl.conformance.reference.workqueue import (
     LimiterFactory,
     WorkqueueComponent,
@@ -754,11 +753,10 @@ def _delta_fifo(cls: type[DeltaFIFOCore]) -> Callable[[FifoMode, Indexer], Delta
 
 
 def _informer(**changes: object) -> Callable[[Parts], None]:
+    # Changes the informer parts in place, so bugs in different parts combine.
     def apply(parts: Parts) -> None:
-        informer = InformerParts()
         for name, value in changes.items():
-            setattr(informer, name, value)
-        parts.informer = informer
+            setattr(parts.informer, name, value)
 
     return apply
 

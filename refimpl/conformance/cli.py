@@ -76,7 +76,7 @@ def _search_limits(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="time to shrink a failure once found (default 30)",
+        help="time to shrink each finding (default 30; the search budget does not pay for it)",
     )
     parser.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default random)")
     parser.add_argument(
@@ -144,8 +144,47 @@ def _shrinking(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _at_least_one(text: str) -> int:
+    """``--max-findings``'s type: an integer >= 1 (else a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
+def _known_finding(text: str) -> tuple[str, str]:
+    """``--known``'s type: ``SIGNATURE=NOTE`` (else a usage error)."""
+    signature, sep, note = text.partition("=")
+    if not sep or signature.count("/") != 2 or not note.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected SIGNATURE=NOTE with SIGNATURE as component/what/method, not {text!r}"
+        )
+    return signature, note.strip()
+
+
 def _run_control(parser: argparse.ArgumentParser) -> None:
-    """Failures, restarts and progress."""
+    """Findings, failures, restarts and progress."""
+    parser.add_argument(
+        "--max-findings",
+        type=_at_least_one,
+        default=Config.max_findings,
+        metavar="N",
+        help="stop a component's search after N distinct findings, each shrunk on its own "
+        f"(default {Config.max_findings})",
+    )
+    parser.add_argument(
+        "--known",
+        type=_known_finding,
+        action="append",
+        default=[],
+        metavar="SIGNATURE=NOTE",
+        help="a finding already acknowledged (its signature, as a report's 'finding' line "
+        "shows it): still reported, marked known, and the search looks on for others "
+        "(repeatable; default: none)",
+    )
     parser.add_argument(
         "--keep-going", action="store_true", help="test every component even after a failure"
     )
@@ -195,7 +234,9 @@ def _narrowing(parser: argparse.ArgumentParser) -> None:
 def _files(parser: argparse.ArgumentParser) -> None:
     """Files written: the failing trace and the protocol log."""
     parser.add_argument(
-        "--save", metavar="FILE", help="write the failing trace to FILE (default: not saved)"
+        "--save",
+        metavar="FILE",
+        help="write the trace of every finding to FILE (default: not saved)",
     )
     parser.add_argument(
         "--log",
@@ -210,15 +251,7 @@ def _files(parser: argparse.ArgumentParser) -> None:
 
 
 def _findings(parser: argparse.ArgumentParser) -> None:
-    """What is said about each finding: known, and what client-go does with it."""
-    parser.add_argument(
-        "--known",
-        action="append",
-        default=[],
-        metavar="SIGNATURE=NOTE",
-        help="mark the finding with this signature (component/what/method, as the report "
-        "prints it) as known, with NOTE (repeatable; default: none)",
-    )
+    """What is said about each finding: what client-go does with it."""
     parser.add_argument(
         "--client-go",
         metavar="PATH",
@@ -233,7 +266,7 @@ def _modes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replay",
         metavar="FILE",
-        help="replay a saved trace instead of generating examples (default: generate)",
+        help="replay the traces saved in FILE instead of generating examples (default: generate)",
     )
     parser.add_argument(
         "--from-spec",
@@ -265,7 +298,8 @@ def register(subparsers: Any) -> None:
         description=(
             "Start an adapter (a program speaking the JSON-lines driver protocol of\n"
             "docs/protocol.md), send it and the in-process reference the same generated\n"
-            "operations, and report the first disagreement as a shrunk, replayable sequence."
+            "operations, and report each distinct disagreement (up to --max-findings) as a\n"
+            "shrunk, replayable sequence."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -311,12 +345,6 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
             return f"--option {text!r}: the value must be JSON (e.g. known_objects=false)"
         if not sep or not name:
             return f"--option {text!r}: expected NAME=JSON"
-    known: dict[str, str] = {}
-    for text in args.known:
-        signature, sep, note = text.partition("=")
-        if not sep or signature.count("/") != 2 or not note:
-            return f"--known {text!r}: expected SIGNATURE=NOTE, SIGNATURE as component/what/method"
-        known[signature] = note
     return Config(
         command=command,
         components=list(dict.fromkeys(args.component)),
@@ -340,7 +368,8 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
         options=options,
         log=args.log,
         skip=list(args.skip),
-        known=known,
+        max_findings=args.max_findings,
+        known=dict(args.known),
         client_go=_client_go(args.client_go),
         json=args.json,
     )

@@ -29,6 +29,7 @@ __all__ = [
     "HarnessError",
     "Mismatch",
     "ResultStatus",
+    "SetAside",
     "Step",
 ]
 
@@ -56,6 +57,12 @@ class AbortRun(KeyboardInterrupt):
 
 class Mismatch(AssertionError):
     """The example failed; the details are in ``RunContext.best``."""
+
+
+class SetAside(Exception):
+    """The example failed, but not with the finding the search is after: its signature
+    is a finding already made, or (while one is being shrunk) another one. The example
+    ends there as if it passed and the search goes on (``SearchExample`` catches it)."""
 
 
 #: What a failure is: the adapter's answer differs from the reference's, the adapter
@@ -87,6 +94,9 @@ class Failure:
     #: What client-go does with the same trace (search/triage.py's labels), or None
     #: when it was not asked.
     client_go: str | None = None
+    #: Why its shrinking did not end by itself ("shrinking stopped at the shrink
+    #: budget", ...), or "".
+    shrink_note: str = ""
 
     @property
     def exit_status(self) -> int:
@@ -106,6 +116,13 @@ class Failure:
             what = "differs" if self.kind == "disagreement" else "adapter"
         method = str(self.steps[-1].request.get("method", "-")) if self.steps else "-"
         return f"{self.component}/{what}/{method}"
+
+    @property
+    def family(self) -> str:
+        """The :attr:`signature` without the failing method (``component/what``): what
+        shrinking keeps. A shorter trace may show the same broken invariant or difference
+        at another step, so a finding's signature is the one its shrunk trace has."""
+        return self.signature.rsplit("/", 1)[0]
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Owns what the harness's answers so far imply — the *given* state (the last
 ``list_reply``, then every ``watch_event`` after it), every resourceVersion given per key,
 the newest resourceVersion given — and what the adapter's answers imply: each handler's
-view (its calls replayed), ``has_synced`` so far, how long the informer has been asleep.
+view (its calls replayed), ``has_synced`` so far, how long the informer has waited
+without asking for anything.
 It needs no reference, so it checks implementations that behave like no client-go
 generation as strictly as those that do. Every violation names its docs/invariants.md
 ID. Ports nothing; the properties are those of ``spec/Informer.tla`` (StoreBeforeHandler,
@@ -244,8 +245,9 @@ class InformerChecker:
             # Judged on an observation, not on the advance: only an answer says the
             # informer is still asleep.
             out.append(
-                f"INF-9 it keeps trying: no list or watch request for {self.asleep_for:g} s "
-                "of fake time after the informer went to sleep"
+                f"INF-9 it keeps trying: the watch loop ended: no list or watch request in "
+                f"{self.asleep_for:g} s of fake time after the last one failed or ended "
+                "(client-go backs off at most 30 s, jittered up to 60 s, and asks again)"
             )
         if op == "idle" and self.started:
             out.append("INF-9 it keeps trying: the informer is idle after start")

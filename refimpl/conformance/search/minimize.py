@@ -141,15 +141,11 @@ def _without(best: Failure, drop: set[int]) -> list[dict[str, Any]]:
 
 
 def _same_finding(found: Failure | None, best: Failure) -> bool:
-    """``found`` fails as ``best`` does in what a pinned verdict reads (refimpl peers):
-    the same kind and, for a broken invariant, the same invariant ID. The rewrites
-    below tell the story another way, so they keep no replay that turns, say,
-    an INF-3 into a REF-3."""
-    if found is None or found.kind != best.kind:
-        return False
-    if best.kind != "invariant":
-        return True
-    return found.message.split(" ", 1)[0] == best.message.split(" ", 1)[0]
+    """``found`` is the finding ``best`` is: the same :attr:`~Failure.family`
+    (component, and invariant ID or kind of difference). The step where it shows may
+    move (an edit may show the same broken invariant one step earlier), but a
+    rewrite that turns, say, an INF-3 into a REF-3 tells another story: not kept."""
+    return found is not None and found.family == best.family
 
 
 #: Round clock steps an informer trace's advances are tried with (the generator's fixed
@@ -481,12 +477,11 @@ CLOSING: tuple[Polish, ...] = (simplify_arguments,)
 
 
 def _replay_test(ctx: RunContext, failure: Failure, deadline: float) -> Replay:
-    """The replay test for ``failure``: a replay counts if it fails in the same class
-    (an adapter failure stays one, a disagreement or broken invariant stays one of
-    those) and, if ``failure`` has an end-to-end consequence, has one too. With
-    realistic inputs and a realistic ``failure``, a replay that no honest server would
-    send does not count."""
-    kind_class = failure.kind == "adapter"
+    """The replay test for ``failure``: a replay counts if it is the same finding
+    (:func:`_same_finding`) but not one the run has already reported (its signature
+    in ``ctx.found``) and, if ``failure`` has an end-to-end consequence, has one too.
+    With realistic inputs and a realistic ``failure``, a replay that no honest server
+    would send does not count."""
     # Keep a realistic trace realistic; one that never was (a replayed unusual trace)
     # is shrunk as before.
     realistic_only = ctx.config.inputs == "realistic" and (
@@ -501,7 +496,9 @@ def _replay_test(ctx: RunContext, failure: Failure, deadline: float) -> Replay:
         found = try_trace(ctx, failure.component, requests)
         if found is not None and failure.consequence and not found.consequence:
             return None  # the end-to-end consequence is part of how it fails
-        if found is not None and (found.kind == "adapter") == kind_class:
+        if found is not None and found.signature in ctx.found:
+            return None  # another finding of the run: each is shrunk on its own
+        if found is not None and _same_finding(found, failure):
             found.found_after = failure.found_after
             found.example = failure.example
             return found
@@ -551,14 +548,14 @@ def minimize(ctx: RunContext, failure: Failure) -> Failure:
     - :data:`CLOSING`, once: 9. :func:`simplify_arguments` (fewer list elements, the
       first item/name).
 
-    The rewrites (2, 3, 4, 5) keep only a replay with the same finding (see
-    :func:`_same_finding`). Passes 1 and 6 keep an ``advance`` and the ``state`` right
-    after it together (:func:`_observed_advances`), and a ``get_nowait`` that handed
-    out an item with the ``done`` that gave it back (:func:`_consumers`); only pass 8
-    separates an advance from its state. When time allows the result is 1-minimal and
-    pair-minimal in that sense: removing any one or any two operations makes the
-    failure disappear. Step 0 (``create``) is always kept. A hung adapter's failure is
-    returned as it is.
+    Every pass keeps only a replay with the same finding (see :func:`_same_finding`)
+    that is no other finding of the run, so each is shrunk on its own. Passes 1
+    and 6 keep an ``advance`` and the ``state`` right after it together
+    (:func:`_observed_advances`), and a ``get_nowait`` that handed out an item with the
+    ``done`` that gave it back (:func:`_consumers`); only pass 8 separates an advance
+    from its state. When time allows the result is 1-minimal and pair-minimal in that
+    sense: removing any one or any two operations makes the failure disappear. Step 0
+    (``create``) is always kept. A hung adapter's failure is returned as it is.
     """
     if isinstance(failure.adapter_error, AdapterHung):
         return failure

@@ -17,7 +17,14 @@ from refimpl.conformance.search.config import (
     Failure,
     Mismatch,
 )
-from refimpl.conformance.search.report import format_failure, format_table, load_inputs, load_trace
+from refimpl.conformance.search.report import (
+    SavedTrace,
+    format_failure,
+    format_table,
+    load_inputs,
+    load_traces,
+    save_findings,
+)
 from refimpl.conformance.search.session import Example, RunContext
 
 __all__ = ["confirm_replay", "replay_file", "try_trace"]
@@ -51,44 +58,73 @@ def try_trace(
 
 
 def confirm_replay(ctx: RunContext, failure: Failure) -> str:
-    """Re-run the shrunk trace on a freshly started adapter and say if it reproduces."""
+    """Re-run the shrunk trace on a freshly started adapter and say if it reproduces:
+    it must fail again with the same signature."""
     try:
         ctx.start_adapter()
     except (AdapterFailure, AdapterHandshakeError) as exc:
         return f"replay on a fresh adapter: could not restart it ({exc})"
     example = Example(ctx, failure.component)
+    ctx.best = None
     try:
         for step in failure.steps:
             example.exchange(step.request)
     except (Mismatch, AbortRun):
-        return "replay on a fresh adapter: reproduces"
+        again = ctx.best
+        if again is None or again.signature == failure.signature:
+            return "replay on a fresh adapter: reproduces"
+        return (
+            f"replay on a fresh adapter: did NOT reproduce {failure.signature} (it fails as "
+            f"{again.signature}; the adapter is not deterministic?)"
+        )
     finally:
         ctx.best = failure
     return "replay on a fresh adapter: did NOT reproduce (the adapter is not deterministic?)"
 
 
 def replay_file(ctx: RunContext, path: str, out: TextIO) -> int:
-    """Replay the trace saved at ``path`` and print the table or the failure report;
-    the exit status."""
+    """Replay each trace saved at ``path`` (all the findings of a run, or one trace)
+    and print its table or its failure report; the exit status."""
     try:
-        component, requests = load_trace(path)
+        traces = load_traces(path)
         # The report says which mode found the trace, not the replay's default.
         ctx.config.inputs = load_inputs(path) or ctx.config.inputs
     except (OSError, ValueError) as exc:
-        out.write(f"refimpl conform: cannot read {path}: {exc}\n")
+        ctx.err.write(f"refimpl conform: cannot read {path}: {exc}\n")
         return EXIT_USAGE
-    ctx.start_component(component, float("inf"))
-    example = Example(ctx, component)
     status = EXIT_PASS
+    failures: list[Failure] = []
+    for number, trace in enumerate(traces, start=1):
+        if len(traces) > 1:
+            out.write(f"trace {number} of {len(traces)} ({trace.component}):\n")
+        failure = _replay_one(ctx, path, trace, out, fresh=number > 1)
+        if failure is not None:
+            failures.append(failure)
+            status = max(status, failure.exit_status)
+    if ctx.config.save and failures:
+        out.write(save_findings(ctx.config.save, failures, ctx.config) + "\n")
+    return status
+
+
+def _replay_one(
+    ctx: RunContext, path: str, trace: SavedTrace, out: TextIO, *, fresh: bool
+) -> Failure | None:
+    """Replay one saved trace (on a reset adapter if ``fresh``), print its table or its
+    failure report, and say when it fails otherwise than the finding it was saved as."""
+    ctx.start_component(trace.component, float("inf"))
+    example = Example(ctx, trace.component)
     try:
-        for request in requests:
+        if fresh:
+            ctx.fresh_adapter(trace.component)
+        for request in trace.requests:
             example.exchange(request)
     except (Mismatch, AbortRun):
         assert ctx.best is not None
-        status = ctx.best.exit_status
     if ctx.best is None:
-        out.write(f"replay of {path}: all {len(requests)} answers agree with the reference\n")
+        out.write(f"replay of {path}: all {len(trace.requests)} answers agree with the reference\n")
         out.write("\n".join(format_table(example.trace)) + "\n")
-        return EXIT_PASS
+        return None
     out.write(format_failure(ctx.best, ctx.config) + "\n")
-    return status
+    if trace.signature is not None and ctx.best.signature != trace.signature:
+        out.write(f"  saved as {trace.signature}; this replay fails as {ctx.best.signature}\n")
+    return ctx.best

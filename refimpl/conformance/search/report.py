@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from refimpl.conformance.protocol import PROTOCOL_VERSION
@@ -19,12 +21,16 @@ from refimpl.conformance.search.config import Config, Failure, Step
 from refimpl.conformance.search.history import INPUTS, Inputs
 
 __all__ = [
+    "SavedTrace",
     "compact",
+    "delta_difference",
+    "failing_step",
+    "finding_header",
     "format_failure",
     "format_table",
     "load_inputs",
-    "load_trace",
-    "save_trace",
+    "load_traces",
+    "save_findings",
     "show_request",
     "show_response",
 ]
@@ -222,6 +228,83 @@ def format_table(steps: Sequence[Step]) -> list[str]:
     return lines
 
 
+def _filled(text: str) -> str:
+    return textwrap.fill(text, 92, initial_indent="  ", subsequent_indent="    ")
+
+
+#: Longest rendering of an answer shown whole in :func:`failing_step`; a longer one is
+#: cut down to the fields where the two sides differ.
+WHOLE_ANSWER = 100
+
+
+def _answers(reference: dict[str, Any], adapter: dict[str, Any]) -> tuple[str, str]:
+    """Both answers as :func:`show_response` renders them, or, when either is long and
+    both are results with fields, only the fields whose values differ."""
+    mine, theirs = show_response(reference), show_response(adapter)
+    if len(mine) <= WHOLE_ANSWER and len(theirs) <= WHOLE_ANSWER:
+        return mine, theirs
+    ours, peer = reference.get("result"), adapter.get("result")
+    if not isinstance(ours, dict) or not isinstance(peer, dict):
+        return mine, theirs
+    differ = [k for k in dict.fromkeys([*ours, *peer]) if ours.get(k) != peer.get(k)]
+    if not differ:
+        return mine, theirs
+    return (
+        compact({k: ours[k] for k in differ if k in ours}),
+        compact({k: peer[k] for k in differ if k in peer}),
+    )
+
+
+def _deltas(response: dict[str, Any] | None) -> list[str] | None:
+    """The deltas a pop answer handed out, each as ``Type obj`` (None: not a pop
+    answer); an empty or closed FIFO handed out none."""
+    result = response.get("result") if response else None
+    if not isinstance(result, dict) or "kind" not in result:
+        return None
+    deltas = result.get("deltas", [])
+    return [compact(d) for d in deltas] if isinstance(deltas, list) else None
+
+
+def delta_difference(reference: dict[str, Any] | None, adapter: dict[str, Any] | None) -> str:
+    """For a FIFO pop: the deltas the adapter's pop has and the reference's has not, and
+    those it lacks (as multisets; "" when the answers are not pops or hand out the
+    same deltas in the same order)."""
+    ours, peer = _deltas(reference), _deltas(adapter)
+    if ours is None or peer is None or ours == peer:
+        return ""
+    extra = list((Counter(peer) - Counter(ours)).elements())
+    missing = list((Counter(ours) - Counter(peer)).elements())
+    parts = []
+    if extra:
+        parts.append(f"has an extra {', '.join(extra)}")
+    if missing:
+        parts.append(f"is missing {', '.join(missing)}")
+    if not parts:
+        parts.append("has the same deltas in another order")
+    return "the adapter's pop " + " and ".join(parts)
+
+
+def failing_step(failure: Failure) -> list[str]:
+    """What each side answered at the failing step (the reference's answer only when it
+    is compared), for a FIFO pop the extra or missing deltas, and what client-go does
+    with the trace when that was asked (``Failure.client_go``)."""
+    lines: list[str] = []
+    last = failure.steps[-1] if failure.steps else None
+    if last is not None and last.adapter is not None and failure.kind != "adapter":
+        where = f"at step {len(failure.steps)} ({show_request(last.request).split(' ')[0]})"
+        if last.reference is None:
+            lines.append(f"{where}: the adapter answered {show_response(last.adapter)}")
+        else:
+            mine, theirs = _answers(last.reference, last.adapter)
+            lines.append(f"{where}: the reference answered {mine}; the adapter answered {theirs}")
+            difference = delta_difference(last.reference, last.adapter)
+            if difference:
+                lines.append(difference)
+    if failure.client_go:
+        lines.append(f"client-go: {failure.client_go}")
+    return lines
+
+
 def format_failure(failure: Failure, config: Config) -> str:
     steps = failure.steps
     last = steps[-1] if steps else None
@@ -252,7 +335,8 @@ def format_failure(failure: Failure, config: Config) -> str:
             "processDeltas does; a FIFO that reads known objects reads that store): "
             f"{failure.consequence}"
         )
-        lines.append(textwrap.fill(said, 92, initial_indent="  ", subsequent_indent="  "))
+        lines.append(_filled(said))
+    lines += [_filled(said) for said in failing_step(failure)]
     compared = any(step.reference is not None for step in steps)
     states = reference_states(steps) if steps and compared else []
     lines.append("")
@@ -268,30 +352,43 @@ def format_failure(failure: Failure, config: Config) -> str:
     lines.append("  replay by hand (the lines sent to a fresh adapter):")
     for message in trace_lines(steps):
         lines.append("    " + json.dumps(message, separators=(",", ":")))
-    if config.save:
-        try:
-            save_trace(config.save, failure, config)
-        except OSError as exc:
-            # The folder was checked at the start; the report above still stands.
-            lines.append(f"  could not save to {config.save}: {exc.strerror or exc}")
-            return "\n".join(lines)
-        lines.append(f"  saved to {config.save}; replay with:")
-        lines.append(f"    refimpl conform --replay {config.save} -- {' '.join(config.command)}")
     return "\n".join(lines)
 
 
-def save_trace(path: str, failure: Failure, config: Config) -> None:
+def finding_header(failure: Failure, number: int, count: int) -> str:
+    """The line above a finding's report: its number, signature, acknowledgement, and
+    why its shrinking ended early if it did."""
+    text = f"finding {number} of {count}: {failure.signature}"
+    if failure.known is not None:
+        text += f" (known: {failure.known})"
+    if failure.shrink_note:
+        text += f" [{failure.shrink_note}]"
+    return text
+
+
+def save_findings(path: str, failures: Sequence[Failure], config: Config) -> str:
+    """Write ``failures`` to ``path`` as one trace file (each trace under a header line
+    naming its component and signature); the lines that say so and how to replay it."""
     with open(path, "w", encoding="utf-8") as fh:
-        header = {
-            "conform_trace": 1,
-            "component": failure.component,
-            "seed": config.seed,
-            "kind": failure.kind,
-            "inputs": config.inputs,
-        }
-        fh.write(json.dumps(header) + "\n")
-        for step in failure.steps:
-            fh.write(json.dumps(step.request) + "\n")
+        for number, failure in enumerate(failures, start=1):
+            header = {
+                "conform_trace": 1,
+                "component": failure.component,
+                "seed": config.seed,
+                "kind": failure.kind,
+                "signature": failure.signature,
+                "finding": number,
+                "findings": len(failures),
+                "inputs": config.inputs,
+            }
+            fh.write(json.dumps(header) + "\n")
+            for step in failure.steps:
+                fh.write(json.dumps(step.request) + "\n")
+    shown = "1 finding" if len(failures) == 1 else f"{len(failures)} findings"
+    return (
+        f"  saved {shown} to {path}; replay with:\n"
+        f"    refimpl conform --replay {path} -- {' '.join(config.command)}"
+    )
 
 
 def load_inputs(path: str) -> Inputs | None:
@@ -302,9 +399,20 @@ def load_inputs(path: str) -> Inputs | None:
     return next((mode for mode in INPUTS if mode == found), None)
 
 
-def load_trace(path: str) -> tuple[str, list[dict[str, Any]]]:
-    component = "replay"
-    requests: list[dict[str, Any]] = []
+@dataclass
+class SavedTrace:
+    """One trace of a saved file: its component, its requests, and the signature of the
+    finding it was saved as (None for a trace written by hand or by an older version)."""
+
+    component: str
+    requests: list[dict[str, Any]]
+    signature: str | None = None
+
+
+def load_traces(path: str) -> list[SavedTrace]:
+    """The traces of a file :func:`save_findings` wrote (a header line starts each), or
+    of a file of request lines alone (one trace, component ``replay``)."""
+    traces: list[SavedTrace] = []
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -313,10 +421,14 @@ def load_trace(path: str) -> tuple[str, list[dict[str, Any]]]:
             if not isinstance(message, dict):
                 raise ValueError(f"{path}:{number}: not a JSON object")
             if "conform_trace" in message:
-                component = str(message.get("component", component))
+                signature = message.get("signature")
+                component = str(message.get("component", "replay"))
+                traces.append(SavedTrace(component, [], signature if signature else None))
                 continue
             message.pop("id", None)
             if message.get("op") == "hello":
                 continue
-            requests.append(message)
-    return component, requests
+            if not traces:
+                traces.append(SavedTrace("replay", []))
+            traces[-1].requests.append(message)
+    return traces or [SavedTrace("replay", [])]

@@ -3,12 +3,18 @@
 :func:`run` starts the adapter, splits the budget over the components it offers, runs
 each one's search (:func:`run_component`: Hypothesis drives the generator of
 :mod:`~refimpl.conformance.search.machines` or
-:mod:`~refimpl.conformance.search.informer_machine`), has a failure minimized
-(:mod:`~refimpl.conformance.search.minimize`) and confirmed on a fresh adapter
-(:mod:`~refimpl.conformance.search.replay`), and prints the summary lines and the
-report. Time is bounded twice: generating stops at the run's budget, shrinking a failure
-stops at its own budget; a hung adapter ends the run at once (its trace is reported
-unshrunk).
+:mod:`~refimpl.conformance.search.informer_machine`), and prints the summary lines and
+the report of every finding, each confirmed on a fresh adapter
+(:mod:`~refimpl.conformance.search.replay`).
+
+A component's search collects distinct findings: a Hypothesis search stops at its
+first failure, which is shrunk (by Hypothesis, then
+:mod:`~refimpl.conformance.search.minimize`) without slipping into another signature;
+then a new search starts with the next seed, setting aside every example that fails
+with a signature already found, until ``--max-findings``, the budget or
+``--max-examples``. Time is bounded twice: generating stops at the search budget,
+shrinking each finding at its own budget (the search budget does not pay for it); a
+hung adapter ends the run at once (its trace is reported unshrunk).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import io
 import random
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from refimpl.conformance.interrupt import check as check_interrupted
@@ -33,26 +40,48 @@ from refimpl.conformance.search.config import (
     BudgetExhausted,
     ComponentResult,
     Config,
+    Failure,
     HarnessError,
 )
 from refimpl.conformance.search.minimize import minimize
 from refimpl.conformance.search.outcome import write_json
 from refimpl.conformance.search.replay import confirm_replay, replay_file
-from refimpl.conformance.search.report import format_failure
+from refimpl.conformance.search.report import finding_header, format_failure, save_findings
 from refimpl.conformance.search.session import RunContext
 from refimpl.conformance.search.triage import triage_result
 
-__all__ = ["run", "run_component", "summary_line"]
+__all__ = ["SEED_STRIDE", "Search", "report_findings", "run", "run_component", "summary_line"]
 
 
-def _settings(config: Config) -> Any:
+#: The seed of a component's n-th search is the run's seed + n * SEED_STRIDE (n from
+#: 0), so a run that reports several findings is reproducible from the seed it prints.
+SEED_STRIDE = 1_000_003
+#: A finding's ``shrink_note`` by how the search that found it ended.
+SHRINK_NOTES = {
+    "budget": "shrinking stopped at the shrink budget",
+    "aborted": "not shrunk (the run was aborted)",
+}
+
+
+@dataclass
+class Search:
+    """How one Hypothesis search ended: ``done`` (it ran its course), ``budget``
+    (the search or shrink budget), ``aborted`` or ``failed`` (``error``), and the
+    failure it found and shrank, if any."""
+
+    outcome: str
+    failure: Failure | None
+    error: Exception | None = None
+
+
+def _settings(config: Config, max_examples: int) -> Any:
     """Hypothesis' settings for a search: no database, no deadline, quiet."""
     from hypothesis import HealthCheck, Phase, Verbosity, settings
 
     hypothesis_shrinks = config.shrink and not config.quick_shrink
     phases = (Phase.generate, Phase.shrink) if hypothesis_shrinks else (Phase.generate,)
     return settings(
-        max_examples=config.max_examples,
+        max_examples=max_examples,
         stateful_step_count=config.steps,
         deadline=None,
         database=None,
@@ -64,69 +93,157 @@ def _settings(config: Config) -> Any:
     )
 
 
-def run_component(ctx: RunContext, component: str, budget: float) -> ComponentResult:
-    """Search ``component`` until a failure, the budget or ``--max-examples``; minimize
-    a failure found. Hypothesis and the generators are imported only here, so a replay
-    or a usage error does not pay for loading them."""
-    from hypothesis import seed
-    from hypothesis.reporting import with_reporter
-    from hypothesis.stateful import run_state_machine_as_test
-
+def _machine(ctx: RunContext, component: str, caps: dict[str, Any]) -> Any:
+    """The state machine class that generates ``component``'s examples."""
     from refimpl.conformance.search.informer_machine import make_informer_machine
-    from refimpl.conformance.search.machines import make_machine, untested
+    from refimpl.conformance.search.machines import make_machine
 
-    caps = ctx.hello["components"][component]
     methods = frozenset(
         m
         for m in caps.get("methods", [])
         if m in COMPONENTS[component] and m not in ctx.config.skip
     )
-    ctx.start_component(component, budget)
     if component == "informer":
-        machine = make_informer_machine(ctx, methods, caps)
-    else:
-        machine = make_machine(
-            ctx, component, methods, caps, misuse=ctx.config.misuse, pinned=ctx.config.options
-        )
+        return make_informer_machine(ctx, methods, caps)
+    return make_machine(
+        ctx, component, methods, caps, misuse=ctx.config.misuse, pinned=ctx.config.options
+    )
+
+
+def _search(ctx: RunContext, machine: Any, n: int) -> Search:
+    """The component's ``n``-th Hypothesis search (seed: see :data:`SEED_STRIDE`), over
+    the examples ``--max-examples`` leaves: until its first finding not yet made,
+    shrunk by Hypothesis, or until the budget or the examples run out."""
+    from hypothesis import seed
+    from hypothesis.reporting import with_reporter
+    from hypothesis.stateful import run_state_machine_as_test
+
     assert ctx.config.seed is not None
-    machine = seed(ctx.config.seed)(machine)
-    outcome = "done"
-    error: Exception | None = None
+    ctx.best, ctx.shrink_deadline = None, float("inf")
+    settings = _settings(ctx.config, max(ctx.config.max_examples - ctx.generated, 1))
+    seeded = seed(ctx.config.seed + n * SEED_STRIDE)(machine)
     sink = io.StringIO()
     try:
         with with_reporter(lambda _msg: None), contextlib.redirect_stdout(sink):
-            run_state_machine_as_test(machine, settings=_settings(ctx.config))
+            run_state_machine_as_test(seeded, settings=settings)
     except BudgetExhausted:
-        outcome = "budget"
+        return Search("budget", ctx.best)
     except AbortRun:
-        outcome = "aborted"
+        return Search("aborted", ctx.best)
     except Exception as exc:
         # A failing example's details are in ctx.best (Hypothesis' own report is not
-        # used); without one, this is a harness or Hypothesis error: surface it.
-        outcome = "failed"
-        error = exc
-    ctx.progress(final=True)
-    elapsed = time.monotonic() - ctx._component_started
-    result = ComponentResult(component, "pass", ctx.examples, ctx.steps, elapsed)
+        # used); without one, this is a harness or Hypothesis error.
+        return Search("failed", ctx.best, exc)
+    return Search("done", ctx.best)
+
+
+def _finish(ctx: RunContext, failure: Failure, outcome: str, since: float) -> Failure:
+    """A finding made: minimized (unless the run was aborted or ``--no-shrink``),
+    noted, marked known if ``--known`` names its signature, and set aside from now on
+    (with the signature it had before shrinking, if that was another). The time spent
+    on it since ``since`` is shrinking time: the search budget is extended by it."""
+    first = failure.signature
+    if outcome != "aborted" and ctx.config.shrink:
+        failure = minimize(ctx, failure)
+    failure.shrink_note = SHRINK_NOTES.get(outcome, "")
+    failure.known = ctx.config.known.get(failure.signature)
+    spent = time.monotonic() - since
+    ctx.shrinking_spent += spent
+    ctx.deadline += spent
+    for signature in (first, failure.signature):
+        ctx.found.add(signature)
+        ctx.pending.pop(signature, None)
+    return failure
+
+
+def _enough(ctx: RunContext, result: ComponentResult, search: Search) -> bool:
+    """No further search: the run was aborted, or the findings, examples or search
+    budget are used up."""
+    return (
+        search.outcome == "aborted"
+        or len(result.findings) >= ctx.config.max_findings
+        or ctx.generated >= ctx.config.max_examples
+        or time.monotonic() > ctx.deadline
+    )
+
+
+def _collect(ctx: RunContext, machine: Any, result: ComponentResult) -> Search:
+    """Search again after each finding, each search setting aside the findings made
+    before it, until one finds nothing or :func:`_enough`; then shrink the failures seen
+    only while shrinking another finding (``ctx.pending``). The last search."""
+    n = 0
+    while True:
+        search = _search(ctx, machine, n)
+        n += 1
+        if search.failure is None:
+            if search.error is not None:
+                raise HarnessError(
+                    f"the search for {result.component} stopped with "
+                    f"{type(search.error).__name__}: {search.error}"
+                ) from search.error
+            break
+        if search.failure.signature not in ctx.found:
+            finding = _finish(ctx, search.failure, search.outcome, ctx.best_at)
+            result.findings.append(finding)
+        if _enough(ctx, result, search):
+            break
+    while search.outcome != "aborted" and ctx.pending:
+        if len(result.findings) >= ctx.config.max_findings:
+            break
+        failure = ctx.pending.pop(next(iter(ctx.pending)))
+        result.findings.append(_finish(ctx, failure, "done", time.monotonic()))
+    return search
+
+
+def run_component(ctx: RunContext, component: str, budget: float) -> ComponentResult:
+    """Search ``component`` for up to ``--max-findings`` distinct findings (by
+    :attr:`~Failure.signature`), each shrunk on its own, within the budget and
+    ``--max-examples``. Hypothesis and the generators are imported only here, so a
+    replay or a usage error does not pay for loading them."""
+    from refimpl.conformance.search.machines import untested
+
+    caps = ctx.hello["components"][component]
+    ctx.start_component(component, budget)
+    machine = _machine(ctx, component, caps)
+    result = ComponentResult(component, "pass")
     result.untested = untested(component, caps, skipped=ctx.config.skip, pinned=ctx.config.options)
-    if ctx.best is None and error is not None:
-        raise HarnessError(
-            f"the search for {component} stopped with {type(error).__name__}: {error}"
-        ) from error
-    if ctx.best is None and outcome == "budget":
+    last = _collect(ctx, machine, result)
+    ctx.progress(final=True)
+    result.examples, result.steps = ctx.examples, ctx.steps
+    result.elapsed = time.monotonic() - ctx._component_started
+    if result.findings:
+        result.failure = result.findings[0]
+        adapter = any(f.kind == "adapter" for f in result.findings)
+        result.status = "adapter failure" if adapter else "fail"
+        result.note = result.failure.shrink_note
+    elif last.outcome == "budget":
         # A search cut short by the clock is no statement about the examples it did not
         # reach: say so, so a pinned verdict (refimpl peers) can call it inconclusive.
         result.note = f"{BUDGET_ENDED} {ctx.config.max_examples}"
-    if ctx.best is not None:
-        if outcome != "aborted" and ctx.config.shrink:
-            ctx.best = minimize(ctx, ctx.best)
-        result.failure = ctx.best
-        result.status = "adapter failure" if ctx.best.kind == "adapter" else "fail"
-        if outcome == "budget":
-            result.note = "shrinking stopped at the shrink budget"
-        elif outcome == "aborted":
-            result.note = "not shrunk (the run was aborted)"
     return result
+
+
+def _saved(config: Config, findings: list[Failure]) -> str:
+    """Save the findings (``--save``); a file that cannot be written after all (its
+    folder was checked at the start) is said, and the report above still stands."""
+    assert config.save is not None
+    try:
+        return save_findings(config.save, findings, config)
+    except OSError as exc:
+        return f"  could not save to {config.save}: {exc.strerror or exc}"
+
+
+def report_findings(ctx: RunContext, result: ComponentResult, out: TextIO) -> int:
+    """Print each finding of ``result`` under a header naming its number and signature,
+    with its replay on a fresh adapter; the exit status they call for."""
+    status = EXIT_PASS
+    for n, finding in enumerate(result.findings, start=1):
+        out.write(finding_header(finding, n, len(result.findings)) + "\n")
+        out.write(format_failure(finding, ctx.config) + "\n")
+        if not isinstance(finding.adapter_error, AdapterHung):
+            out.write("  " + confirm_replay(ctx, finding) + "\n")
+        status = max(status, finding.exit_status)
+    return status
 
 
 def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -170,12 +287,14 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             err.write("refimpl conform: nothing to test\n")
             return EXIT_USAGE
         status = EXIT_PASS
-        started = time.monotonic()
+        searched = 0.0  # seconds of search so far: shrinking does not use up the budget
+        findings: list[Failure] = []
         results: list[ComponentResult] = []
         for index, component in enumerate(runnable):
-            remaining = config.budget - (time.monotonic() - started)
+            remaining = config.budget - searched
             budget = max(remaining / (len(runnable) - index), 0.5)
             result = run_component(ctx, component, budget)
+            searched += result.elapsed - ctx.shrinking_spent
             # A signal during the search may have ended it early: no verdict from that.
             check_interrupted()
             triage_result(ctx, result)  # known notes, client-go labels (--client-go)
@@ -183,13 +302,12 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
             out.write(summary_line(result) + "\n")
             for left_out in result.untested:
                 out.write(f"  {component}: not tested: {left_out}\n")
-            if result.failure is not None:
-                out.write(format_failure(result.failure, config) + "\n")
-                if not isinstance(result.failure.adapter_error, AdapterHung):
-                    out.write("  " + confirm_replay(ctx, result.failure) + "\n")
-                status = max(status, result.failure.exit_status)
-                if not config.keep_going:
-                    break
+            status = max(status, report_findings(ctx, result, out))
+            findings += result.findings
+            if result.findings and not config.keep_going:
+                break
+        if config.save and findings:
+            out.write(_saved(config, findings) + "\n")
         write_json(config, hello, results, status)
         out.flush()
         return status
@@ -207,8 +325,13 @@ def summary_line(result: ComponentResult) -> str:
         f"  {result.component:20s} {label:8s} {result.examples} examples, {result.steps} steps "
         f"in {result.elapsed:.1f} s ({rate:.0f} steps/s)"
     )
-    if result.failure is not None:
-        text += f"; shrunk to {len(result.failure.steps)} operations"
+    if result.findings:
+        count = len(result.findings)
+        known = sum(1 for f in result.findings if f.known is not None)
+        lengths = ", ".join(str(len(f.steps)) for f in result.findings)
+        text += f"; {count} finding{'s' if count > 1 else ''}"
+        text += f" ({known} known)" if known else ""
+        text += f", shrunk to {lengths} operations"
     if result.note:
         text += f" [{result.note}]"
     return text

@@ -29,13 +29,22 @@ from refimpl.conformance.search.config import (
     Failure,
     FailureKind,
     Mismatch,
+    SetAside,
     Step,
 )
 from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
 from refimpl.conformance.search.invariants import AnswerChecker, PoppedStore
 from refimpl.conformance.search.report import compact
 
-__all__ = ["ADAPTER_SIDE_ERRORS", "Example", "RunContext", "check_hello", "drain_popped"]
+__all__ = [
+    "ADAPTER_SIDE_ERRORS",
+    "SET_ASIDE",
+    "Example",
+    "RunContext",
+    "SearchExample",
+    "check_hello",
+    "drain_popped",
+]
 
 #: Error kinds an adapter may only answer when the reference answers the same: anything
 #: else means the adapter could not carry out a request it declared (its fault, not a
@@ -173,6 +182,28 @@ class Example:
         return max(round(deadline - now, 9), 0.0)
 
 
+#: What a set-aside example's requests get instead of an answer (nothing is sent).
+SET_ASIDE: dict[str, Any] = {"error": {"kind": "set_aside", "message": "example set aside"}}
+
+
+class SearchExample(Example):
+    """An example Hypothesis generates. One that fails with a finding already made, or
+    with another than the one being shrunk, is set aside (see :meth:`RunContext.record`):
+    its remaining requests get :data:`SET_ASIDE` without reaching the adapter, so it
+    ends as if it passed, and the search looks on for other findings."""
+
+    set_aside = False
+
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.set_aside:
+            return SET_ASIDE
+        try:
+            return super().exchange(request)
+        except SetAside:
+            self.set_aside = True
+            return SET_ASIDE
+
+
 class RunContext:
     """State shared by all examples of a run (see the module docstring)."""
 
@@ -193,6 +224,18 @@ class RunContext:
         self.steps = 0
         self.restarts = 0
         self.best: Failure | None = None
+        #: The signatures of the component's findings so far: a search sets aside an
+        #: example that fails with one of them.
+        self.found: set[str] = set()
+        #: Failures with a new signature seen while another finding was being shrunk,
+        #: by signature (the shortest of each): findings a later search may not reach.
+        self.pending: dict[str, Failure] = {}
+        #: Examples generated (not shrinking) for the component, over all its searches.
+        self.generated = 0
+        #: Seconds of the component spent shrinking, not searching (``found_after`` and
+        #: the search budget leave them out); ``best_at``: when ``best`` was first set.
+        self.shrinking_spent = 0.0
+        self.best_at = 0.0
         self.started = time.monotonic()
         self.deadline = self.started + config.budget
         self.shrink_deadline = float("inf")
@@ -259,15 +302,17 @@ class RunContext:
             self.log_file.close()
 
     # -- examples
-    def begin_example(self, component: str) -> Example:
+    def begin_example(self, component: str) -> SearchExample:
         now = time.monotonic()
         limit = self.shrink_deadline if self.best is not None else self.deadline
         if now > limit:
             raise BudgetExhausted()
         self.fresh_adapter(component)
         self.examples += 1
+        if self.best is None:
+            self.generated += 1
         self.progress()
-        return Example(self, component)
+        return SearchExample(self, component)
 
     def fresh_adapter(self, component: str) -> None:
         """Reset the adapter (or restart it after a failure); AbortRun if impossible."""
@@ -301,25 +346,43 @@ class RunContext:
         consequence: str = "",
     ) -> None:
         example.failed = True
+        now = time.monotonic()
         failure = Failure(
             kind=kind,
             component=example.component,
             steps=list(example.trace),
             message=message,
             example=self.examples,
-            found_after=time.monotonic() - self._component_started,
+            found_after=now - self._component_started - self.shrinking_spent,
             adapter_error=error,
             consequence=consequence,
         )
+        if isinstance(example, SearchExample):
+            self._set_aside_unless_sought(failure)
         if self.best is None:
             # Half the shrink budget for Hypothesis, half for minimize() afterwards.
-            self.shrink_deadline = time.monotonic() + self.config.shrink_budget / 2
+            self.shrink_deadline = now + self.config.shrink_budget / 2
+            self.best_at = now
             self.best = failure
         elif len(failure.steps) <= len(self.best.steps) and (
             failure.consequence or not self.best.consequence
         ):
             failure.found_after = self.best.found_after
             self.best = failure
+
+    def _set_aside_unless_sought(self, failure: Failure) -> None:
+        """Raise :class:`SetAside` if a generated example's ``failure`` is not the finding
+        the search is after: one already made (its signature), or, while a finding is
+        being shrunk, one of another family (kept in :attr:`pending`), so each finding
+        is shrunk on its own."""
+        signature = failure.signature
+        if signature in self.found:
+            raise SetAside(signature)
+        if self.best is not None and failure.family != self.best.family:
+            kept = self.pending.get(signature)
+            if kept is None or len(failure.steps) < len(kept.steps):
+                self.pending[signature] = failure
+            raise SetAside(signature)
 
     def start_component(self, component: str, budget: float) -> None:
         self.component = component
@@ -329,6 +392,10 @@ class RunContext:
         self.best = None
         self.examples = 0
         self.steps = 0
+        self.found = set()
+        self.pending = {}
+        self.generated = 0
+        self.shrinking_spent = 0.0
 
     def progress(self, final: bool = False) -> None:
         if not self.show_progress:
