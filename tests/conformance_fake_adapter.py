@@ -130,6 +130,28 @@ def _wrong_answer(response: dict[str, Any]) -> None:
     response["result"] = "something else"
 
 
+#: What a hello may leave out, per component (docs/protocol.md: the harness then
+#: compares any order, sends each check alone, and expects no ``initial`` in calls).
+_OPTIONAL_CAPS = ("observe", "heap_order", "options", "initial")
+
+
+def _omit_optional(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    """The reference's answer without every field docs/protocol.md makes optional: a
+    pop's ``initial``, an informer add call's ``initial``, and the optional hello keys
+    (as from an implementation without isInInitialList)."""
+    response = driver.handle(request)
+    result = response.get("result")
+    if request.get("op") == "hello" and isinstance(result, dict):
+        for caps in result.get("components", {}).values():
+            for key in _OPTIONAL_CAPS:
+                caps.pop(key, None)
+    elif isinstance(result, dict):
+        result.pop("initial", None)
+        for call in result.get("calls", []) if isinstance(result.get("calls"), list) else []:
+            call.pop("initial", None)
+    out(encode(response))
+
+
 #: Each MODE and what it does to the request that triggers it.
 MISBEHAVIOURS: dict[str, Misbehaviour] = {
     "hang": _hang,
@@ -158,6 +180,7 @@ MISBEHAVIOURS: dict[str, Misbehaviour] = {
     ),
     "narrow": _doctored(_narrow),
     "wrong-answer": _doctored(_wrong_answer),
+    "omit-optional": _omit_optional,
 }
 
 
