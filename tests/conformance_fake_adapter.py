@@ -126,6 +126,12 @@ def _narrow(response: dict[str, Any]) -> None:
     caps["option_values"] = {"emit_delta_type_replaced": [False]}
 
 
+def _no_pause(response: dict[str, Any]) -> None:
+    """A hello whose informer has no pause/resume (as the client-go adapter's)."""
+    caps = response["result"]["components"]["informer"]
+    caps["methods"] = [m for m in caps["methods"] if m not in ("pause", "resume")]
+
+
 def _wrong_answer(response: dict[str, Any]) -> None:
     response["result"] = "something else"
 
@@ -179,6 +185,7 @@ MISBEHAVIOURS: dict[str, Misbehaviour] = {
         lambda rid: {"id": rid, "result": {"protocol": 3, "name": "x", "version": "0"}}
     ),
     "narrow": _doctored(_narrow),
+    "no-pause": _doctored(_no_pause),
     "wrong-answer": _doctored(_wrong_answer),
     "omit-optional": _omit_optional,
 }

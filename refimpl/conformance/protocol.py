@@ -20,6 +20,7 @@ __all__ = [
     "LIMITERS",
     "MAX_LINE_BYTES",
     "OBSERVE",
+    "OPTIONAL_METHODS",
     "OPTIONAL_RESULT_FIELDS",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
@@ -130,6 +131,14 @@ SPEC_METHODS: Final[dict[str, tuple[str, ...]]] = {
     "delaying_queue": _DRAIN,
     "rate_limiting_queue": _DRAIN,
     "real_fifo": ("pop_begin", "pop_end", "pop_batch_nowait"),
+}
+
+#: Every optional method by component: the walks' (SPEC_METHODS) and the informer's
+#: ``pause``/``resume``. A walk of an adapter without some of them says how much more
+#: of the graph they would drive (walks/run.py).
+OPTIONAL_METHODS: Final[dict[str, tuple[str, ...]]] = {
+    **SPEC_METHODS,
+    "informer": ("pause", "resume"),
 }
 
 _QUEUE_READS = ("len", "shutting_down", "drain_returned")
