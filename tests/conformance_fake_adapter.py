@@ -126,8 +126,36 @@ def _narrow(response: dict[str, Any]) -> None:
     caps["option_values"] = {"emit_delta_type_replaced": [False]}
 
 
+def _no_pause(response: dict[str, Any]) -> None:
+    """A hello whose informer has no pause/resume (as the client-go adapter's)."""
+    caps = response["result"]["components"]["informer"]
+    caps["methods"] = [m for m in caps["methods"] if m not in ("pause", "resume")]
+
+
 def _wrong_answer(response: dict[str, Any]) -> None:
     response["result"] = "something else"
+
+
+#: What a hello may leave out, per component (docs/protocol.md: the harness then
+#: compares any order, sends each check alone, and expects no ``initial`` in calls).
+_OPTIONAL_CAPS = ("observe", "heap_order", "options", "initial")
+
+
+def _omit_optional(request: dict[str, Any], driver: ReferenceDriver) -> None:
+    """The reference's answer without every field docs/protocol.md makes optional: a
+    pop's ``initial``, an informer add call's ``initial``, and the optional hello keys
+    (as from an implementation without isInInitialList)."""
+    response = driver.handle(request)
+    result = response.get("result")
+    if request.get("op") == "hello" and isinstance(result, dict):
+        for caps in result.get("components", {}).values():
+            for key in _OPTIONAL_CAPS:
+                caps.pop(key, None)
+    elif isinstance(result, dict):
+        result.pop("initial", None)
+        for call in result.get("calls", []) if isinstance(result.get("calls"), list) else []:
+            call.pop("initial", None)
+    out(encode(response))
 
 
 #: Each MODE and what it does to the request that triggers it.
@@ -157,7 +185,9 @@ MISBEHAVIOURS: dict[str, Misbehaviour] = {
         lambda rid: {"id": rid, "result": {"protocol": 3, "name": "x", "version": "0"}}
     ),
     "narrow": _doctored(_narrow),
+    "no-pause": _doctored(_no_pause),
     "wrong-answer": _doctored(_wrong_answer),
+    "omit-optional": _omit_optional,
 }
 
 

@@ -20,6 +20,8 @@ __all__ = [
     "LIMITERS",
     "MAX_LINE_BYTES",
     "OBSERVE",
+    "OPTIONAL_METHODS",
+    "OPTIONAL_RESULT_FIELDS",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "SPEC_METHODS",
@@ -31,6 +33,7 @@ __all__ = [
     "limiter_names",
     "ok_response",
     "seconds_to_ns",
+    "without_omitted",
 ]
 
 PROTOCOL_VERSION: Final = 2
@@ -130,6 +133,14 @@ SPEC_METHODS: Final[dict[str, tuple[str, ...]]] = {
     "real_fifo": ("pop_begin", "pop_end", "pop_batch_nowait"),
 }
 
+#: Every optional method by component: the walks' (SPEC_METHODS) and the informer's
+#: ``pause``/``resume``. A walk of an adapter without some of them says how much more
+#: of the graph they would drive (walks/run.py).
+OPTIONAL_METHODS: Final[dict[str, tuple[str, ...]]] = {
+    **SPEC_METHODS,
+    "informer": ("pause", "resume"),
+}
+
 _QUEUE_READS = ("len", "shutting_down", "drain_returned")
 _FIFO_READS = ("has_synced", "is_closed")
 
@@ -143,6 +154,26 @@ OBSERVE: Final[dict[str, tuple[str, ...]]] = {
     "delta_fifo": _FIFO_READS,
     "real_fifo": _FIFO_READS,
 }
+
+#: Result fields an adapter may leave out, by method: an omitted one is not compared
+#: (docs/protocol.md). A FIFO pop's ``initial`` is Pop's isInInitialList, which
+#: implementations before it (and ports without it) do not have.
+OPTIONAL_RESULT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "pop_nowait": ("initial",),
+    "pop_begin": ("initial",),
+    "pop_batch_nowait": ("initial",),
+}
+
+
+def without_omitted(method: Any, expected: Any, actual: Any) -> Any:
+    """``expected`` without the optional result fields ``actual`` omits (both results
+    of ``method``), so that what an adapter leaves out is not compared."""
+    fields = OPTIONAL_RESULT_FIELDS.get(method) if isinstance(method, str) else None
+    if not fields or not isinstance(expected, dict) or not isinstance(actual, dict):
+        return expected
+    dropped = [f for f in fields if f in expected and f not in actual]
+    return {k: v for k, v in expected.items() if k not in dropped} if dropped else expected
+
 
 #: Rate limiter names and their parameters (durations in seconds).
 LIMITERS: Final[dict[str, tuple[str, ...]]] = {

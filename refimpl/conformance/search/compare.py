@@ -1,17 +1,20 @@
 """Comparing the adapter's answers with the reference's.
 
 Stateless. Results must match exactly as JSON (structure and types); errors match by
-``kind`` only; ``when`` durations compare at nanosecond resolution; a ``pop_nowait``
-answer without ``initial`` (an implementation with no isInInitialList) is compared
-without it. Informer observations compare what client-go fixes and nothing it leaves
-open (docs/protocol.md, "What is checked"): handler calls per handler and key, not
-across keys, and without the cache each call saw.
+``kind`` only; ``when`` durations compare at nanosecond resolution; an optional result
+field the adapter omits is not compared (a pop's ``initial``, an informer add call's
+``initial``: an implementation with no isInInitialList). Informer observations compare
+what client-go fixes and nothing it leaves open (docs/protocol.md, "What is checked"):
+handler calls per handler and key, not across keys, and without the cache each call
+saw.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from refimpl.conformance.protocol import without_omitted
 
 __all__ = ["agree", "informer_view"]
 
@@ -61,20 +64,16 @@ def _canonical(method: str | None, response: dict[str, Any]) -> str:
 
 
 def agree(request: dict[str, Any], expected: dict[str, Any], actual: dict[str, Any]) -> bool:
-    """Same result, or errors of the same kind (messages may differ).
-
-    A ``pop_nowait`` answer without ``initial`` (an implementation with no
-    isInInitialList) is compared without it.
-    """
+    """Same result, or errors of the same kind (messages may differ). An optional
+    result field the adapter omits (a pop's ``initial``: protocol.without_omitted) is
+    not compared."""
     method = request.get("method")
     if _informer_answer(expected):
         with_initial = _has_initial(actual)
         return _canonical_value(informer_view(expected.get("result"), with_initial), expected) == (
             _canonical_value(informer_view(actual.get("result"), with_initial), actual)
         )
-    if method == "pop_nowait":
-        result = actual.get("result")
-        wanted = expected.get("result")
-        if isinstance(result, dict) and isinstance(wanted, dict) and "initial" not in result:
-            expected = {**expected, "result": {k: v for k, v in wanted.items() if k != "initial"}}
+    wanted = without_omitted(method, expected.get("result"), actual.get("result"))
+    if wanted is not expected.get("result"):
+        expected = {**expected, "result": wanted}
     return _canonical(method, expected) == _canonical(method, actual)

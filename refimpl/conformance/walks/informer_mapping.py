@@ -270,6 +270,8 @@ class InformerMapping(MappingDefaults):
     #: walk the paused copy too when the adapter declares ``pause``/``resume``
     pause: bool = True
     component: str = "informer"
+    #: the part of the graph a walk drives: internal steps taken at once
+    fragment: str = "eager"
     timed: bool = False
     #: The informer's walks are short anyway (the server's history only grows, so
     #: most walks end in a reset), and planning its large graphs took longer than the

@@ -96,11 +96,39 @@ class Coverage:
     #: checks answered inside another request (docs/protocol.md, observations)
     observed: int = 0
     seconds: float = 0.0
+    #: what the drivable part is called (the mapping's ``fragment``: the informer's is
+    #: the eager one, its internal steps taken at once)
+    fragment: str = "drivable"
+    #: the optional methods the adapter lacks, and the drivable edges with them, where
+    #: they would drive more of a graph the walk drives less than half of
+    fuller: tuple[tuple[str, ...], int] | None = None
+
+    @property
+    def share(self) -> float:
+        """The share of the graph's edges driven."""
+        return self.covered / self.edges if self.edges else 1.0
+
+    def scope(self) -> str | None:
+        """Where the walk drove less than half of the graph's edges, what it covered and
+        what the rest needs (for the verdict line); None otherwise."""
+        if 2 * self.covered >= self.edges:
+            return None
+        out = f"on the {self.fragment} fragment: {_percent(self.share)} of the graph's edges"
+        if self.fuller is not None:
+            methods, drivable = self.fuller
+            out += (
+                f"; the rest needs {'/'.join(methods)} (which would make "
+                f"{_percent(drivable / self.edges)} drivable) and steps the protocol cannot drive"
+            )
+        else:
+            out += "; the rest cannot be driven through the protocol (not driven, below)"
+        return out
 
     def summary(self) -> str:
         lines = [
             f"{self.model}: covered {self.covered} of {self.drivable} drivable edges "
-            f"({self.edges} in the graph), {self.states_visited} of {self.states} states; "
+            f"({self.edges} in the graph: {_percent(self.share)} of them driven), "
+            f"{self.states_visited} of {self.states} states; "
             f"{self.steps} steps in {self.resets + 1} walks, {self.requests} requests, "
             f"{self.seconds:.1f} s",
         ]
@@ -125,6 +153,11 @@ class Coverage:
         return "\n".join(lines)
 
 
+def _percent(share: float) -> str:
+    """A share as a whole percentage; under 1% is not rounded to 0%."""
+    return "under 1%" if 0 < share < 0.005 else f"{share:.0%}"
+
+
 @attrs.define
 class SpecRun:
     coverage: Coverage
@@ -146,3 +179,12 @@ class SpecRun:
         if self.refused is not None:
             return "not run"
         return "pass" if self.coverage.covered >= self.coverage.drivable else "inconclusive"
+
+    @property
+    def verdict_line(self) -> str:
+        """The verdict as ``--from-spec`` prints it: a pass or an inconclusive run on
+        less than half of the graph says how much it drove (``verdict`` stays the word
+        peers pin)."""
+        verdict = self.verdict
+        scope = self.coverage.scope() if verdict in ("pass", "inconclusive") else None
+        return verdict.upper() + (f" {scope}" if scope else "")

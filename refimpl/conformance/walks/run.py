@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from refimpl.conformance.process import AdapterFailure, AdapterProcess
+from refimpl.conformance.protocol import OPTIONAL_METHODS
 from refimpl.conformance.walks import walker
 from refimpl.conformance.walks.drivable import DrivableGraph
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
@@ -77,6 +78,8 @@ def drive(
         run.coverage.undriven = dict(graph.undriven)
         run.coverage.unreachable = graph.unreachable
         run.coverage.drivable = len(graph.drivable)
+        run.coverage.fragment = mapping.fragment
+        run.coverage.fuller = _fuller(mapping, graph_, methods, len(graph.drivable))
         walker.Walker(mapping, graph, adapter, run, progress, observe).run()
     except AdapterFailure as exc:
         run.refused = f"adapter failed: {exc.describe()}"
@@ -85,6 +88,18 @@ def drive(
         run.coverage.seconds = time.monotonic() - started
         adapter.close()
     return run
+
+
+def _fuller(
+    mapping: SpecMapping, graph: StateGraph, methods: frozenset[str], drivable: int
+) -> tuple[tuple[str, ...], int] | None:
+    """Where less than half of the graph is drivable: the optional methods the adapter
+    lacks and how many edges they would make drivable, if more (for the verdict)."""
+    missing = frozenset(OPTIONAL_METHODS.get(mapping.component, ())) - methods
+    if not missing or 2 * drivable >= len(graph.edges):
+        return None
+    more = len(DrivableGraph(graph, mapping, methods | missing).drivable)
+    return (tuple(sorted(missing)), more) if more > drivable else None
 
 
 def _handshake(
@@ -186,7 +201,7 @@ def run_from_spec(
         if show_progress:
             print(file=err)
         verdict = run.verdict
-        print(f"{model:<16} {verdict.upper()}", file=out)
+        print(f"{model:<16} {run.verdict_line}", file=out)
         print(run.coverage.summary(), file=out)
         if verdict == "inconclusive":
             left = run.coverage.drivable - run.coverage.covered

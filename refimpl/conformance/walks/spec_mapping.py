@@ -202,6 +202,12 @@ class SpecMapping(Protocol):
         ...
 
     @property
+    def fragment(self) -> str:
+        """What the drivable part of the graph is called in a verdict that covers less
+        than half of it (``drivable``; the informer's: ``eager``)."""
+        ...
+
+    @property
     def hidden(self) -> tuple[str, ...]:
         """Spec variables only the harness holds (which worker holds an item, what the
         consumer does): edges that differ in nothing else are one test of the adapter,
@@ -228,6 +234,7 @@ class MappingDefaults:
         return None
 
     hidden: tuple[str, ...] = ()
+    fragment: str = "drivable"
 
 
 def state_classes(graph: StateGraph, hidden: Sequence[str]) -> list[int]:
