@@ -46,6 +46,7 @@ from refimpl.conformance.search.session import RunContext
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "adapters" / "broken"
+REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 ECHO = [sys.executable, str(ROOT / "benchmarks" / "echo_adapter.py")]
 CLIENT_GO = ROOT / "adapters" / "client-go" / "bin" / "adapter"
 #: The components of the throughput table.

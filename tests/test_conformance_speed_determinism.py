@@ -2,9 +2,9 @@
 what a seed generates and finds: the same seed gives the same requests, examples, steps
 and failing example as a search that waits for every answer.
 
-The waiting search is the same code with the reference's ``answers_alone`` saying no
-to every request, so each request takes the path that reads the adapter's answer
-before the reference is asked. Seeds are fixed below.
+The waiting search is the same code with every example begun without ``ahead``, so
+each request (the example's ``reset`` too) takes the path that reads the adapter's
+answer before the reference is asked. Seeds are fixed below.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from refimpl.conformance.reference.dispatch import ReferenceDriver
 from refimpl.conformance.search.config import Config
 from refimpl.conformance.search.run import run_component
 from refimpl.conformance.search.session import RunContext
@@ -72,8 +71,11 @@ def both(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The search with requests sent ahead, and the same search waiting for each answer."""
     fast = search(command, component, seed, tmp_path / "ahead.log")
+    begin = RunContext.begin_example
     with monkeypatch.context() as patch:
-        patch.setattr(ReferenceDriver, "answers_alone", lambda self, request: False)
+        patch.setattr(
+            RunContext, "begin_example", lambda ctx, component, ahead=False: begin(ctx, component)
+        )
         waiting = search(command, component, seed, tmp_path / "waiting.log")
     assert fast["ahead"], "no request was sent ahead: this test compares nothing"
     assert not waiting["ahead"]

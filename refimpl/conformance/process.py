@@ -100,6 +100,8 @@ class AdapterProcess:
         self._outbox = bytearray()
         #: How many of the oldest outstanding answers nobody will read (:meth:`abandon`).
         self._abandoned = 0
+        #: Writing to the adapter failed: it closed its stdin (or died).
+        self._stdin_closed = False
         self.requests_sent = 0
         #: If set, every line sent ("> ") and received ("< ") is written here.
         self.log = log
@@ -125,6 +127,7 @@ class AdapterProcess:
         self._outstanding.clear()
         self._outbox = bytearray()
         self._abandoned = 0
+        self._stdin_closed = False
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._stdout_fd = self._proc.stdout.fileno()
         threading.Thread(target=self._read_stderr, args=(self._proc.stderr,), daemon=True).start()
@@ -267,7 +270,10 @@ class AdapterProcess:
             while view:  # a raw pipe may take part of a long write
                 view = view[proc.stdin.write(view) or 0 :]
         except (BrokenPipeError, OSError):
-            raise self._exited("stdin closed while sending a request") from None
+            # The adapter stopped reading, maybe after answering some of the requests
+            # written before: reading on gives those answers, then says what happened
+            # at the right request.
+            self._stdin_closed = True
         finally:
             self._outbox = bytearray()
 
@@ -297,7 +303,8 @@ class AdapterProcess:
             ) from None
         if kind == "eof":
             partial = f" after a partial line {payload[:200]!r}" if payload else ""
-            raise self._exited(f"stdout closed{partial} while waiting for request id {rid}")
+            closed = "stdin and stdout" if self._stdin_closed else "stdout"
+            raise self._exited(f"{closed} closed{partial} while waiting for request id {rid}")
         if kind == "too_long":
             raise ProtocolViolation(
                 f"response line longer than {self.max_line} bytes (starts {payload[:80]!r})",

@@ -52,6 +52,8 @@ ADAPTER_SIDE_ERRORS = frozenset({"bad_request", "unsupported", "no_instance", "i
 #: Requests sent ahead at most before their answers are read (bounds how far past a
 #: difference an example runs, and what the pipes hold).
 AHEAD_LIMIT = 64
+#: The request that begins every example on a running adapter.
+RESET: dict[str, Any] = {"op": "reset"}
 
 
 def _refused(actual: dict[str, Any]) -> str | None:
@@ -147,6 +149,9 @@ class Example:
         try:
             while self.pending:
                 request, expected = self.pending.popleft()
+                if request is RESET:  # the example's own reset, sent ahead
+                    self._reset_done()
+                    continue
                 try:
                     actual = self.ctx.adapter_receive()
                 except AdapterFailure as exc:
@@ -156,6 +161,14 @@ class Example:
             if self.pending:  # a failure: the rest belong to no example
                 self.pending.clear()
                 self.ctx.adapter.abandon()
+
+    def _reset_done(self) -> None:
+        ctx = self.ctx
+        try:
+            ctx.check_reset(ctx.adapter_receive())
+        except (AdapterFailure, AdapterHandshakeError) as exc:
+            self.failed = True
+            ctx.reset_failed(self.component, exc)
 
     def _adapter_failed(
         self, request: dict[str, Any], expected: Any, exc: AdapterFailure
@@ -350,10 +363,18 @@ class RunContext:
         limit = self.shrink_deadline if self.best is not None else self.deadline
         if now > limit:
             raise BudgetExhausted()
-        self.fresh_adapter(component)
+        restart = self.need_restart or self.config.restart_each
+        if ahead and not restart:
+            # Sent ahead: its answer is read with the example's first ones (settle).
+            self.adapter.send({"op": "reset"})
+        else:
+            self.fresh_adapter(component)
         self.examples += 1
         self.progress()
-        return Example(self, component, ahead=ahead)
+        example = Example(self, component, ahead=ahead)
+        if ahead and not restart:
+            example.pending.append((RESET, RESET))
+        return example
 
     def fresh_adapter(self, component: str) -> None:
         """Reset the adapter (or restart it after a failure); AbortRun if impossible."""
@@ -362,21 +383,26 @@ class RunContext:
                 self.restarts += 1
                 self.start_adapter()
             else:
-                response = self.adapter_request({"op": "reset"})
-                if "error" in response:
-                    self.need_restart = True
-                    raise AdapterHandshakeError(f"reset refused: {response['error']}")
+                self.check_reset(self.adapter_request(RESET))
         except (AdapterFailure, AdapterHandshakeError) as exc:
-            trace = Example(self, component)
-            trace.trace.append(Step({"op": "reset"}, None, None))
-            described = exc.describe() if isinstance(exc, AdapterFailure) else str(exc)
-            self.record(
-                trace,
-                "adapter",
-                "could not reset/restart the adapter: " + described,
-                exc if isinstance(exc, AdapterFailure) else None,
-            )
-            raise AbortRun() from None
+            self.reset_failed(component, exc)
+
+    def check_reset(self, response: dict[str, Any]) -> None:
+        if "error" in response:
+            self.need_restart = True
+            raise AdapterHandshakeError(f"reset refused: {response['error']}")
+
+    def reset_failed(self, component: str, exc: AdapterFailure | AdapterHandshakeError) -> NoReturn:
+        trace = Example(self, component)
+        trace.trace.append(Step(RESET, None, None))
+        described = exc.describe() if isinstance(exc, AdapterFailure) else str(exc)
+        self.record(
+            trace,
+            "adapter",
+            "could not reset/restart the adapter: " + described,
+            exc if isinstance(exc, AdapterFailure) else None,
+        )
+        raise AbortRun() from None
 
     def record(
         self,
