@@ -5,7 +5,11 @@ reference, each request sent to both, compared, checked against the invariants a
 recorded).
 
 Each Hypothesis example starts from a ``reset`` adapter (or a restarted one after a
-failure) and a fresh reference driver, so examples are independent. Every request has a
+failure) and a fresh reference driver, so examples are independent. The search sends
+ahead the requests whose answers the reference gives alone (docs/protocol.md, "Requests
+sent ahead"): they go out together with the next request that waits, and their answers
+are judged in order when read (:meth:`Example.settle`), so a step costs no wake-up of the
+adapter of its own. Every request has a
 timeout; a hung adapter aborts the run (:class:`~refimpl.conformance.search.config.AbortRun`).
 """
 
