@@ -2,7 +2,7 @@
 
     python benchmarks/spec_driven.py [--bug NAME ...] [--markdown]
     python benchmarks/spec_driven.py --planner [--markdown]
-    python benchmarks/spec_driven.py --rates [--markdown]
+    python benchmarks/spec_driven.py --rates [--model NAME ...] [--markdown]
     python benchmarks/spec_driven.py [--write-pins] [--write-docs]
 
 For every bug in adapters/broken/bugs.py whose component a graphed model drives
@@ -24,9 +24,10 @@ queue is timed (an ``add_after``'s delay is chosen from the planned walk), so it
 no walk without the planner. The planner module's docstring and docs/conformance.md
 quote this table.
 
-``--rates`` instead walks every model against the reference and prints its requests per
-second beside the pipe floor (round trips per second with benchmarks/echo_adapter.py,
-measured in the same run; benchmarks/conformance.py prints the search's beside it).
+``--rates`` instead walks every model (or each ``--model``) against the reference and
+prints its requests per second beside the pipe floor (round trips per second with
+benchmarks/echo_adapter.py, measured in the same run; benchmarks/conformance.py prints
+the search's beside it).
 
 ``--write-pins`` writes tests/pins/walks.json, the numbers tests/test_spec_driven.py
 pins, from the walks that test runs: per graphed model, the reference's walk (the
@@ -109,6 +110,9 @@ def main() -> int:
     parser.add_argument(
         "--rates", action="store_true", help="only: each walk's requests/s beside the pipe floor"
     )
+    parser.add_argument(
+        "--model", action="append", default=[], help="--rates: only these models (repeatable)"
+    )
     parser.add_argument("--write-pins", action="store_true", help=f"write {PINS.relative_to(ROOT)}")
     parser.add_argument(
         "--write-docs", action="store_true", help=f"rewrite the tables in {DOCS.relative_to(ROOT)}"
@@ -122,7 +126,7 @@ def main() -> int:
         _planner_table(graphs, args.markdown)
         return 0
     if args.rates:
-        _rates_table(graphs, args.markdown)
+        _rates_table(graphs, args.model or list(SPEC_MAPPINGS), args.markdown)
         return 0
     if writes:
         if args.write_pins:
@@ -372,11 +376,11 @@ def _planner_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
     print(_table([*header, "seconds", "verdict"], rows, markdown))
 
 
-def _rates_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
+def _rates_table(graphs: dict[str, StateGraph], models: list[str], markdown: bool) -> None:
     """Each model's walk against the reference in requests/s, beside the pipe floor
     (round trips/s with benchmarks/echo_adapter.py) measured before and after them."""
     before = pipe_floor()
-    runs = {model: walk(graphs, model, REFERENCE, paused=True) for model in SPEC_MAPPINGS}
+    runs = {model: walk(graphs, model, REFERENCE, paused=True) for model in models}
     floor = (before + pipe_floor()) / 2
     rows = []
     for model, run in runs.items():
