@@ -1,9 +1,10 @@
 """How fast ``refimpl conform`` catches each deliberately broken adapter, and how fast
-the protocol runs against the reference adapter.
+its search runs.
 
     python benchmarks/conformance.py [--seeds 5] [--budget 30] [--bug NAME ...]
                                      [--quick-shrink] [--per-seed] [--no-rates]
-                                     [--inputs realistic|any]
+                                     [--rates-only] [--rate-seeds 3] [--rate-examples 200]
+                                     [--baseline DIR] [--inputs realistic|any]
     python benchmarks/conformance.py --shapes N [--seeds 3] [--inputs realistic|any]
 
 For every bug in adapters/broken/bugs.py and every seed 1..N: the time until the first
@@ -11,10 +12,19 @@ counterexample was found (not counting shrinking) and the length of the shrunk s
 the table shows medians over the seeds (and the longest shrunk sequence), and how many
 seeds caught the bug. ``--quick-shrink`` shrinks with the replay-based ``minimize()``
 only, as tests/test_conformance_broken.py does; ``--per-seed`` prints every seed's
-numbers; ``--no-rates`` skips the throughput measurements. Then the
-round-trip rate of single requests and the step rate of a whole conformance run against
-the reference adapter. Targets: every variant caught, median < 10 s, and every seed's
-shrunk sequence at most ``MAX_SHRUNK`` operations (issue 11: "shrunk <= 8 steps").
+numbers. Targets: every variant caught, median < 10 s, and every seed's shrunk sequence
+at most ``MAX_SHRUNK`` operations (issue 11: "shrunk <= 8 steps").
+
+Then (unless ``--no-rates``; only this with ``--rates-only``) the throughput table: the
+search of queue, delta_fifo and informer against the reference adapter, seeds
+1..``--rate-seeds`` with ``--rate-examples`` examples each, in steps/s and examples/s,
+beside the pipe floor (round trips/s with benchmarks/echo_adapter.py, measured in the
+same run) and the share of it the search reaches; the same against the client-go
+adapter when adapters/client-go/bin/adapter is built (``make -C adapters/client-go``).
+``--baseline DIR`` runs DIR's search too (a checkout with its own ``.venv``, e.g. of
+revision 0edaa45), seed by seed in alternation with this one, and prints the speed-up
+and whether both sides generated the same steps. Each search runs in a child process
+(benchmarks/search_rate.py) with the Python of the checkout it measures.
 
 ``--shapes N`` instead generates N informer examples for each seed 1..``--seeds``
 against the reference adapter and prints, per seed, the share of examples containing
@@ -27,7 +37,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import io
+import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,6 +54,10 @@ from refimpl.conformance.search.session import RunContext
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "adapters" / "broken"
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
+ECHO = [sys.executable, str(ROOT / "benchmarks" / "echo_adapter.py")]
+CLIENT_GO = ROOT / "adapters" / "client-go" / "bin" / "adapter"
+#: The components of the throughput table.
+RATE_COMPONENTS = ("queue", "delta_fifo", "informer")
 #: The longest shrunk counterexample (operations, ``create`` included) a target allows.
 MAX_SHRUNK = 8
 #: The least share of informer examples that must contain each rare shape.
@@ -112,37 +128,82 @@ def print_shapes(examples: int, seeds: int, inputs: Inputs) -> int:
     return 0 if ok else 1
 
 
-def protocol_rate(seconds: float = 2.0) -> float:
-    with AdapterProcess(REFERENCE) as adapter:
-        adapter.request({"op": "hello", "protocol": 1})
-        adapter.request({"op": "create", "instance": "q", "component": "queue"})
-        calls = [
-            {"op": "call", "instance": "q", "method": m, "args": a}
-            for m, a in (("add", {"item": "a"}), ("get_nowait", {}), ("done", {"item": "a"}))
-        ]
+def pipe_floor(seconds: float = 2.0) -> float:
+    """Round trips per second with the echo adapter: the pipe's own cost, no work."""
+    with AdapterProcess(ECHO) as adapter:
+        adapter.request({"op": "hello", "protocol": 2})
+        call = {"op": "call", "instance": "x", "method": "len", "args": {}}
         n = 0
         started = time.perf_counter()
         while time.perf_counter() - started < seconds:
-            adapter.request(calls[n % 3])
+            adapter.request(call)
             n += 1
         return n / (time.perf_counter() - started)
 
 
-def run_rate(budget: float = 4.0) -> float:
-    config = Config(command=REFERENCE, budget=budget, seed=1, progress=False)
-    ctx = RunContext(config, io.StringIO())
-    steps = 0
-    elapsed = 0.0
-    try:
-        ctx.start_adapter()
-        for component in ("queue", "delaying_queue", "rate_limiting_queue"):
-            result = run_component(ctx, component, budget / 3)
-            assert result.failure is None, f"the reference adapter failed on {component}"
-            steps += result.steps
-            elapsed += result.elapsed
-    finally:
-        ctx.close()
-    return steps / elapsed
+def search_rate(
+    python: str, cwd: Path, component: str, seed: int, examples: int, adapter: list[str]
+) -> dict[str, Any]:
+    """One search, run by ``python`` in ``cwd`` (a checkout: its refimpl, its reference
+    adapter unless ``adapter`` is given), as measured by benchmarks/search_rate.py."""
+    argv = [python, str(ROOT / "benchmarks" / "search_rate.py"), component, str(seed)]
+    done = subprocess.run(
+        [*argv, str(examples), *adapter], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"search_rate.py failed in {cwd}:\n{done.stderr[-2000:]}")
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def throughput(seeds: int, examples: int, baseline: Path | None) -> bool:
+    """The throughput table: each component's search against the reference adapter (and
+    client-go's, when built), steps/s and examples/s beside the pipe floor measured in
+    the same run; with ``baseline``, that checkout's search too, seed by seed in
+    alternation, and the speed-up. False if the two sides' examples differ."""
+    sides: list[tuple[str, str, Path, list[str]]] = [("this", sys.executable, ROOT, [])]
+    if baseline is not None:
+        sides.append(("baseline", str(baseline / ".venv" / "bin" / "python"), baseline, []))
+    if CLIENT_GO.exists():
+        sides.append(("client-go", sys.executable, ROOT, [str(CLIENT_GO)]))
+    print(f"search throughput: seeds 1-{seeds}, {examples} examples each")
+    header = (
+        f"{'side':10s} {'component':11s} {'examples':>8s} {'steps':>7s} {'seconds':>8s}"
+        f" {'steps/s':>8s} {'ex/s':>6s} {'floor/s':>8s} {'of floor':>8s}"
+    )
+    print(header)
+    print("-" * len(header))
+    same = True
+    for component in RATE_COMPONENTS:
+        floor = pipe_floor()
+        totals = {name: [0, 0, 0.0] for name, *_ in sides}
+        steps_by_side: dict[str, list[int]] = {name: [] for name, *_ in sides}
+        for seed in range(1, seeds + 1):
+            # Alternate the order so a change in the machine's load hits both sides.
+            order = sides if seed % 2 else list(reversed(sides))
+            for name, python, cwd, adapter in order:
+                line = search_rate(python, cwd, component, seed, examples, adapter)
+                totals[name][0] += line["examples"]
+                totals[name][1] += line["steps"]
+                totals[name][2] += line["seconds"]
+                steps_by_side[name].append(line["steps"])
+        for name, *_ in sides:
+            ex, steps, seconds = totals[name]
+            rate = steps / seconds
+            print(
+                f"{name:10s} {component:11s} {ex:8d} {steps:7d} {seconds:8.2f} {rate:8.0f}"
+                f" {ex / seconds:6.1f} {floor:8.0f} {rate / floor:8.1%}"
+            )
+        if baseline is not None:
+            speedup = (totals["this"][1] / totals["this"][2]) / (
+                totals["baseline"][1] / totals["baseline"][2]
+            )
+            agree = steps_by_side["this"] == steps_by_side["baseline"]
+            same = same and agree
+            shown = "same steps seed by seed" if agree else "DIFFERENT steps: other examples"
+            print(f"{'':10s} {component:11s} {speedup:.2f}x the baseline's steps/s ({shown})")
+    print(f"floor: round trips/s with benchmarks/echo_adapter.py ({' '.join(ECHO[1:])})")
+    return same
 
 
 def main() -> int:
@@ -153,12 +214,23 @@ def main() -> int:
     parser.add_argument("--bug", action="append", default=[])
     parser.add_argument("--quick-shrink", action="store_true", help="minimize() only")
     parser.add_argument("--per-seed", action="store_true", help="print every seed's numbers")
-    parser.add_argument("--no-rates", action="store_true", help="skip the throughput lines")
+    parser.add_argument("--no-rates", action="store_true", help="skip the throughput table")
+    parser.add_argument("--rates-only", action="store_true", help="only the throughput table")
+    parser.add_argument("--rate-seeds", type=int, default=3, help="seeds per component")
+    parser.add_argument("--rate-examples", type=int, default=200, help="examples per seed")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout (with its .venv) whose search runs beside this one's",
+    )
     parser.add_argument("--inputs", choices=INPUTS, default="realistic")
     parser.add_argument("--shapes", type=int, metavar="N", help="count rare informer shapes")
     args = parser.parse_args()
     if args.shapes:
         return print_shapes(args.shapes, args.seeds, args.inputs)
+    if args.rates_only:
+        same = throughput(args.rate_seeds, args.rate_examples, args.baseline)
+        return 0 if same else 1
     bugs = load_bugs().BUGS
     # Spec-only bugs need requests random search never sends (benchmarks/spec_driven.py).
     names = args.bug or [n for n, b in bugs.items() if b.found_by == "search"]
@@ -205,8 +277,7 @@ def main() -> int:
     if args.no_rates:
         print("targets met" if worst_ok else "some targets missed")
         return 0 if worst_ok else 1
-    print(f"protocol round trips (reference adapter): {protocol_rate():,.0f} requests/s")
-    print(f"conformance run (Hypothesis + both sides): {run_rate():,.0f} steps/s")
+    worst_ok = throughput(args.rate_seeds, args.rate_examples, args.baseline) and worst_ok
     print("targets met" if worst_ok else "some targets missed")
     return 0 if worst_ok else 1
 

@@ -2,6 +2,7 @@
 
     python benchmarks/spec_driven.py [--bug NAME ...] [--markdown]
     python benchmarks/spec_driven.py --planner [--markdown]
+    python benchmarks/spec_driven.py --rates [--model NAME ...] [--markdown]
     python benchmarks/spec_driven.py [--write-pins] [--write-docs]
 
 For every bug in adapters/broken/bugs.py whose component a graphed model drives
@@ -23,6 +24,11 @@ queue is timed (an ``add_after``'s delay is chosen from the planned walk), so it
 no walk without the planner. The planner module's docstring and docs/conformance.md
 quote this table.
 
+``--rates`` instead walks every model (or each ``--model``) against the reference and
+prints its requests per second beside the pipe floor (round trips per second with
+benchmarks/echo_adapter.py, measured in the same run; benchmarks/conformance.py prints
+the search's beside it).
+
 ``--write-pins`` writes tests/pins/walks.json, the numbers tests/test_spec_driven.py
 pins, from the walks that test runs: per graphed model, the reference's walk (the
 informer eagerly, as the test's ``eager``) and, for the informer models, the paused
@@ -43,7 +49,7 @@ import sys
 from typing import Any
 
 import attrs
-from conformance import BROKEN, REFERENCE, ROOT, load_bugs  # benchmarks/conformance.py
+from conformance import BROKEN, REFERENCE, ROOT, load_bugs, pipe_floor  # benchmarks/conformance.py
 
 from refimpl.conformance.protocol import OBSERVE
 from refimpl.conformance.walks.informer_mapping import InformerMapping
@@ -101,6 +107,12 @@ def main() -> int:
     parser.add_argument(
         "--planner", action="store_true", help="only: each model with and without the planner"
     )
+    parser.add_argument(
+        "--rates", action="store_true", help="only: each walk's requests/s beside the pipe floor"
+    )
+    parser.add_argument(
+        "--model", action="append", default=[], help="--rates: only these models (repeatable)"
+    )
     parser.add_argument("--write-pins", action="store_true", help=f"write {PINS.relative_to(ROOT)}")
     parser.add_argument(
         "--write-docs", action="store_true", help=f"rewrite the tables in {DOCS.relative_to(ROOT)}"
@@ -112,6 +124,9 @@ def main() -> int:
     graphs = {m: load_model_graph(m) for m in SPEC_MAPPINGS}
     if args.planner:
         _planner_table(graphs, args.markdown)
+        return 0
+    if args.rates:
+        _rates_table(graphs, args.model or list(SPEC_MAPPINGS), args.markdown)
         return 0
     if writes:
         if args.write_pins:
@@ -359,6 +374,30 @@ def _planner_table(graphs: dict[str, StateGraph], markdown: bool) -> None:
             print(f"{model:<15} planned={planned} {cov.seconds:.1f} s", file=sys.stderr)
     header = ["model", "planner", "edges driven", "steps", "requests", "requests/edge"]
     print(_table([*header, "seconds", "verdict"], rows, markdown))
+
+
+def _rates_table(graphs: dict[str, StateGraph], models: list[str], markdown: bool) -> None:
+    """Each model's walk against the reference in requests/s, beside the pipe floor
+    (round trips/s with benchmarks/echo_adapter.py) measured before and after them."""
+    before = pipe_floor()
+    runs = {model: walk(graphs, model, REFERENCE, paused=True) for model in models}
+    floor = (before + pipe_floor()) / 2
+    rows = []
+    for model, run in runs.items():
+        cov = run.coverage
+        rate = cov.requests / max(cov.seconds, 1e-9)
+        rows.append(
+            [
+                model,
+                f"{cov.requests}",
+                f"{cov.seconds:.2f}",
+                f"{rate:.0f}",
+                f"{floor:.0f}",
+                f"{rate / floor:.1%}",
+            ]
+        )
+    header = ["model", "requests", "seconds", "requests/s", "floor/s", "of floor"]
+    print(_table(header, rows, markdown))
 
 
 def _with_planner(mapping: SpecMapping, planned: bool) -> SpecMapping:

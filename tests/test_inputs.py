@@ -115,7 +115,13 @@ def test_a_realistic_finding_shrinks_to_a_realistic_trace(tmp_path: Path) -> Non
     saved = tmp_path / "trace.jsonl"
     command = [sys.executable, str(BROKEN), "--bug", "replace-merges"]
     status, report = run_conform(
-        command, components=["store"], seed=1, budget=60.0, shrink_budget=10.0, save=str(saved)
+        command,
+        components=["store"],
+        seed=1,
+        budget=60.0,
+        shrink_budget=10.0,
+        save=str(saved),
+        max_findings=1,  # one trace in the file, as this test reads it
     )
     assert status == 1, report
     assert "; inputs realistic" in report

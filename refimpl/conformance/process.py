@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -67,7 +68,9 @@ class ProtocolViolation(AdapterFailure):
 
 
 class AdapterProcess:
-    """One running adapter. ``request`` sends a message and returns its checked response."""
+    """One running adapter. ``request`` sends a message and returns its checked response;
+    ``send`` and ``receive`` split it, so requests can be sent ahead of their answers
+    (docs/protocol.md, "Requests sent ahead"): answers come back in request order."""
 
     def __init__(
         self,
@@ -93,6 +96,13 @@ class AdapterProcess:
         self._stderr = bytearray()
         self._stderr_lock = threading.Lock()
         self._next_id = 0
+        #: Requests written or queued whose answers are not read yet: (id, op), oldest first.
+        self._outstanding: deque[tuple[int, Any]] = deque()
+        self._outbox = bytearray()
+        #: How many of the oldest outstanding answers nobody will read (:meth:`abandon`).
+        self._abandoned = 0
+        #: Writing to the adapter failed: it closed its stdin (or died).
+        self._stdin_closed = False
         self.requests_sent = 0
         #: If set, every line sent ("> ") and received ("< ") is written here.
         self.log = log
@@ -115,6 +125,10 @@ class AdapterProcess:
         self._buf = bytearray()
         self._eof = False
         self._stderr = bytearray()
+        self._outstanding.clear()
+        self._outbox = bytearray()
+        self._abandoned = 0
+        self._stdin_closed = False
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._stdout_fd = self._proc.stdout.fileno()
         threading.Thread(target=self._read_stderr, args=(self._proc.stderr,), daemon=True).start()
@@ -219,32 +233,83 @@ class AdapterProcess:
 
     # -- requests
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send ``message`` (an ``id`` is assigned) and return the validated response."""
+        """Send ``message`` (an ``id`` is assigned) and return the validated response.
+
+        Answers still owed to requests sent before (:meth:`send`) are read and dropped
+        first: whoever sent them gave up on them (their example ended)."""
         check_interrupted()
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        self.abandon()
+        self.send(message)
+        return self.receive(timeout)
+
+    @property
+    def outstanding(self) -> int:
+        """Requests sent whose answers have not been received."""
+        return len(self._outstanding)
+
+    def send(self, message: dict[str, Any]) -> int:
+        """Queue ``message`` for the adapter without waiting for its answer; returns
+        its id. It is written at the next :meth:`flush` or :meth:`receive`."""
+        check_interrupted()
+        if self._proc is None or self._proc.stdin is None:
             raise AdapterCrashed("adapter is not running")
         rid = self._next_id
         self._next_id += 1
         line = encode({"id": rid, **message})
         if self.log is not None:
             self.log.write("> " + line.decode())
-        try:
-            proc.stdin.write(line)
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._exited("stdin closed while sending a request") from None
+        self._outbox += line
+        self._outstanding.append((rid, message.get("op")))
         self.requests_sent += 1
+        return rid
+
+    def flush(self) -> None:
+        """Write every queued request in one go (one wake-up of the adapter)."""
+        proc = self._proc
+        if not self._outbox:
+            return
+        if proc is None or proc.stdin is None:
+            raise AdapterCrashed("adapter is not running")
+        try:
+            view = memoryview(self._outbox)
+            while view:  # a raw pipe may take part of a long write
+                view = view[proc.stdin.write(view) or 0 :]
+        except (BrokenPipeError, OSError):
+            # The adapter stopped reading, maybe after answering some of the requests
+            # written before: reading on gives those answers, then says what happened
+            # at the right request.
+            self._stdin_closed = True
+        finally:
+            self._outbox = bytearray()
+
+    def abandon(self) -> None:
+        """Nobody will read the answers owed so far: :meth:`receive` drops them."""
+        self._abandoned = len(self._outstanding)
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        """The validated answer to the oldest request sent and not yet answered (or
+        abandoned)."""
+        while self._abandoned:
+            self._abandoned -= 1
+            self._receive(timeout)
+        return self._receive(timeout)
+
+    def _receive(self, timeout: float | None) -> dict[str, Any]:
+        if not self._outstanding:
+            raise ValueError("no request is waiting for an answer")
+        self.flush()
+        rid, op = self._outstanding.popleft()
         limit = self.timeout if timeout is None else timeout
         kind, payload = self._read_line(time.monotonic() + limit)
         if kind == "timeout":
             raise AdapterHung(
-                f"no response to request id {rid} ({message.get('op')}) within {limit:g} s",
+                f"no response to request id {rid} ({op}) within {limit:g} s",
                 self.stderr_tail(),
             ) from None
         if kind == "eof":
             partial = f" after a partial line {payload[:200]!r}" if payload else ""
-            raise self._exited(f"stdout closed{partial} while waiting for request id {rid}")
+            closed = "stdin and stdout" if self._stdin_closed else "stdout"
+            raise self._exited(f"{closed} closed{partial} while waiting for request id {rid}")
         if kind == "too_long":
             raise ProtocolViolation(
                 f"response line longer than {self.max_line} bytes (starts {payload[:80]!r})",

@@ -57,11 +57,27 @@ from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import NsRateLimiter
 
 __all__ = [
+    "STEERED",
     "Component",
     "Parts",
     "ReferenceDriver",
     "reference_methods",
 ]
+
+
+#: Per component, the methods whose reference answer follows the adapter's (``actual``
+#: picks among the answers client-go allows: a tie's order, the candidates of
+#: ``head_choices``); a component not listed (the informer: its backoffs follow the
+#: adapter) is steered on every call.
+STEERED: dict[str, frozenset[str]] = {
+    "queue": frozenset({"get_nowait"}),
+    "delaying_queue": frozenset({"get_nowait"}),
+    "rate_limiting_queue": frozenset({"get_nowait"}),
+    "rate_limiter": frozenset(),
+    "store": frozenset(),
+    "delta_fifo": frozenset({"pop_nowait", "pop_begin", "pop_batch_nowait"}),
+    "real_fifo": frozenset({"pop_nowait", "pop_begin", "pop_batch_nowait"}),
+}
 
 
 class Component(Protocol):
@@ -215,6 +231,27 @@ class ReferenceDriver:
             return error_response(rid, "invalid_argument", f"{type(exc).__name__}: {exc}")
         except Exception as exc:
             return error_response(rid, "exception", f"{type(exc).__name__}: {exc}")
+
+    def answers_alone(self, request: dict[str, Any]) -> bool:
+        """The reference's answer to ``request`` does not depend on the adapter's (it
+        settles no choice: :data:`STEERED` and every informer call do), so a harness
+        may take it as the prediction and compare the adapter's answer later
+        (docs/protocol.md, "Requests sent ahead")."""
+        op = request.get("op")
+        if op in ("advance", "create"):
+            return True
+        if op != "call":
+            return False  # reset, hello: the harness waits for them
+        instance = request.get("instance")
+        kind = self.kinds.get(instance, "") if isinstance(instance, str) else ""
+        steered = STEERED.get(kind)
+        if steered is None:
+            return False
+        if request.get("method") not in steered:
+            return True
+        # A steered method settles no choice while one candidate is at the head.
+        choices = getattr(self.instances.get(instance or ""), "head_choices", None)
+        return choices is not None and len(choices()) <= 1
 
     def _dispatch(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         op = request.get("op")

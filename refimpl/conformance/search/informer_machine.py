@@ -159,7 +159,7 @@ class InformerMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.ex: Example = self.plan.ctx.begin_example("informer")
+        self.ex: Example = self.plan.ctx.begin_example("informer", ahead=True)
         self.server = ServerModel()
         self.waiting: dict[str, Any] = {"op": "idle"}
         self.handlers = 0
@@ -307,8 +307,11 @@ class InformerMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         """Settle: answer honestly, let time pass, until the informer watches with
         nothing left to deliver (or INF-9 says it stopped trying)."""
-        if self.ex.failed or not self.ex.trace:
-            return  # failed, or never created (Hypothesis gave up on the example early)
+        if self.ex.failed:
+            return
+        self.ex.settle()  # judge what was sent ahead: a failure ends the example here
+        if not self.ex.trace:
+            return  # never created (Hypothesis gave up on the example early)
         if self.paused:
             self.paused = False
             self.call("resume")

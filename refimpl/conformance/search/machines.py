@@ -330,7 +330,7 @@ class ComponentMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         plan = self.plan
-        self.ex = plan.ctx.begin_example(plan.component)
+        self.ex = plan.ctx.begin_example(plan.component, ahead=True)
         self.kinds: st.SearchStrategy[str] = st.sampled_from(plan.weighted)
         self.items: st.SearchStrategy[str] = ITEMS
         self.wired = False
@@ -355,7 +355,7 @@ class ComponentMachine(RuleBasedStateMachine):
         self.ex.exchange(
             {"op": "create", "instance": "x", "component": plan.component, "options": options}
         )
-        popped = self.ex.checker.popped
+        popped = self.ex.ref_view.popped  # the adapter's answer may still be on its way
         # Wired: the FIFO's known objects are the store its pops build, as in an
         # informer; the harness keeps them so after every pop (INF-3 end to end).
         self.wired = wired and popped is not None and popped.uses_known
@@ -367,7 +367,7 @@ class ComponentMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:
         kind = data.draw(self.kinds, label="operation")
-        if kind == "done" and not self.ex.checker.held:
+        if kind == "done" and not self.ex.held:
             kind = "get_nowait"
         self.send(self.plan.operations[kind], data)
 
@@ -377,7 +377,7 @@ class ComponentMachine(RuleBasedStateMachine):
             self.send_realistic(operation.name, data)
             return
         if operation.send == "done_held":
-            held = self.ex.checker.held
+            held = self.ex.held
             self.call("done", item=held[data.draw(st.integers(0, len(held) - 1))])
             return
         args = {
@@ -436,10 +436,14 @@ class ComponentMachine(RuleBasedStateMachine):
         # difference hidden in state (an item left waiting, an in-flight re-add,
         # a deadline that fires twice) is seen before the example ends.
         methods = self.plan.methods
-        if not self.ex.failed and self.ex.trace and "get_nowait" in methods:
+        if self.ex.failed:
+            return
+        self.ex.settle()  # judge what was sent ahead: a failure ends the example here
+        if self.ex.trace and "get_nowait" in methods:
             self.drain_queue()
-        if not self.ex.failed and self.ex.trace and "pop_nowait" in methods:
+        if self.ex.trace and "pop_nowait" in methods:
             self.drain_fifo()
+        self.ex.settle()
 
     def drain_fifo(self) -> None:
         """Pop until the FIFO answers empty or closed (the point where INF-3 is
@@ -464,7 +468,7 @@ class ComponentMachine(RuleBasedStateMachine):
         stop at the first answer that is neither an item nor an empty timed queue."""
         quiet = False
         for _ in range(DRAIN_LIMIT):
-            held = self.ex.checker.held
+            held = self.ex.held
             if held and "done" in self.plan.methods:
                 self.call("done", item=held[0])
                 continue

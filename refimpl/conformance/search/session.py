@@ -5,15 +5,20 @@ reference, each request sent to both, compared, checked against the invariants a
 recorded).
 
 Each Hypothesis example starts from a ``reset`` adapter (or a restarted one after a
-failure) and a fresh reference driver, so examples are independent. Every request has a
+failure) and a fresh reference driver, so examples are independent. The search sends
+ahead the requests whose answers the reference gives alone (docs/protocol.md, "Requests
+sent ahead"): they go out together with the next request that waits, and their answers
+are judged in order when read (:meth:`Example.settle`), so a step costs no wake-up of the
+adapter of its own. Every request has a
 timeout; a hung adapter aborts the run (:class:`~refimpl.conformance.search.config.AbortRun`).
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.protocol import PROTOCOL_VERSION, PROTOCOL_VERSIONS
@@ -38,6 +43,7 @@ from refimpl.conformance.search.report import compact
 
 __all__ = [
     "ADAPTER_SIDE_ERRORS",
+    "AHEAD_LIMIT",
     "SET_ASIDE",
     "Example",
     "RunContext",
@@ -50,6 +56,11 @@ __all__ = [
 #: else means the adapter could not carry out a request it declared (its fault, not a
 #: difference in behaviour).
 ADAPTER_SIDE_ERRORS = frozenset({"bad_request", "unsupported", "no_instance", "internal"})
+#: Requests sent ahead at most before their answers are read (bounds how far past a
+#: difference an example runs, and what the pipes hold).
+AHEAD_LIMIT = 64
+#: The request that begins every example on a running adapter.
+RESET: dict[str, Any] = {"op": "reset"}
 
 
 def _refused(actual: dict[str, Any]) -> str | None:
@@ -67,7 +78,7 @@ def _refused(actual: dict[str, Any]) -> str | None:
 class Example:
     """One generated sequence: a fresh reference, a reset adapter, the trace so far."""
 
-    def __init__(self, ctx: RunContext, component: str) -> None:
+    def __init__(self, ctx: RunContext, component: str, *, ahead: bool = False) -> None:
         self.ctx = ctx
         self.component = component
         self.ref = ReferenceDriver(steered=True)
@@ -83,6 +94,10 @@ class Example:
         self.ref_view = AnswerChecker()
         #: A failure was recorded for this example (no more requests belong to it).
         self.failed = False
+        #: Send ahead what the reference predicts (the search; replay waits for each).
+        self.ahead = ahead and self.compared
+        #: Requests sent ahead whose answers are not judged yet, with the reference's.
+        self.pending: deque[tuple[dict[str, Any], Any]] = deque()
 
     def _reference(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         if not self.compared:
@@ -90,18 +105,93 @@ class Example:
         rid = actual.get("id") if actual is not None else None
         return self.ref.handle({"id": rid, **request}, actual)
 
+    @property
+    def held(self) -> list[str]:
+        """The items handed out and not yet done, as the generator chooses among them:
+        the reference's (it is ahead of the adapter's answers still to be read, and
+        equal to the adapter's while they agree: a difference fails the example)."""
+        return self.ref_view.held if self.compared else self.checker.held
+
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Send ``request`` to the adapter, then to the steered reference; compare."""
+        """Send ``request`` to the adapter, then to the steered reference; compare.
+
+        With ``ahead``, a request whose answer the reference gives alone is sent
+        without waiting and its prediction returned; the adapter's answer is read and
+        judged later, in order (:meth:`settle`). A FIFO whose pops feed a store is
+        not sent ahead: its failure report drains both sides from the failing step."""
+        feeds_store = self.ref_view.popped is not None
+        if self.ahead and not feeds_store and self.ref.answers_alone(request):
+            return self._send_ahead(request)
         ctx = self.ctx
         try:
-            actual = ctx.adapter_request(request)
+            if feeds_store:
+                self.settle()  # nothing may reach the adapter past a difference
+            # Queued behind the requests sent ahead: one write carries them all.
+            ctx.adapter.send(request)
+            self.settle()
+            actual = ctx.adapter_receive()
         except AdapterFailure as exc:
-            self.trace.append(Step(request, self._reference(request, None), None))
-            ctx.record(self, "adapter", exc.describe(), exc)
-            if isinstance(exc, AdapterHung):
-                raise AbortRun() from None
-            raise Mismatch(exc.describe()) from None
+            self._adapter_failed(request, self._reference(request, None), exc)
         expected = self._reference(request, actual)
+        if self.component != "informer":
+            self.ref_view.check(request, expected)
+        return self._judge(request, expected, actual)
+
+    def _send_ahead(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            rid = self.ctx.adapter.send(request)
+        except AdapterFailure as exc:
+            self.settle()
+            self._adapter_failed(request, self._reference(request, None), exc)
+        expected: dict[str, Any] = self.ref.handle({"id": rid, **request}, None)
+        if self.component != "informer":
+            self.ref_view.check(request, expected)
+        self.pending.append((request, expected))
+        if len(self.pending) >= AHEAD_LIMIT:
+            self.settle()
+        return expected
+
+    def settle(self) -> None:
+        """Read and judge the answers to the requests sent ahead, oldest first."""
+        try:
+            while self.pending:
+                request, expected = self.pending.popleft()
+                if request is RESET:  # the example's own reset, sent ahead
+                    self._reset_done()
+                    continue
+                try:
+                    actual = self.ctx.adapter_receive()
+                except AdapterFailure as exc:
+                    self._adapter_failed(request, expected, exc)
+                self._judge(request, expected, actual)
+        finally:
+            if self.pending:  # a failure: the rest belong to no example
+                self.pending.clear()
+                self.ctx.adapter.abandon()
+
+    def _reset_done(self) -> None:
+        ctx = self.ctx
+        try:
+            ctx.check_reset(ctx.adapter_receive())
+        except (AdapterFailure, AdapterHandshakeError) as exc:
+            self.failed = True
+            ctx.reset_failed(self.component, exc)
+
+    def _adapter_failed(
+        self, request: dict[str, Any], expected: Any, exc: AdapterFailure
+    ) -> NoReturn:
+        self.trace.append(Step(request, expected, None))
+        self.ctx.record(self, "adapter", exc.describe(), exc)
+        if isinstance(exc, AdapterHung):
+            raise AbortRun() from None
+        raise Mismatch(exc.describe()) from None
+
+    def _judge(
+        self, request: dict[str, Any], expected: Any, actual: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Record the step, check the adapter's answer against the invariants and the
+        reference's (``ref_view`` has been fed already); Mismatch if it fails."""
+        ctx = self.ctx
         self.trace.append(Step(request, expected, actual))
         ctx.steps += 1
         informer_call = self.component == "informer" and request.get("op") == "call"
@@ -113,7 +203,6 @@ class Example:
         if self.component == "informer":
             violations = self.informer_checker.check(request, actual)
         else:
-            self.ref_view.check(request, expected)
             violations = self.checker.check(request, actual)
         if violations:
             ctx.record(self, "invariant", "; ".join(violations), None)
@@ -202,6 +291,15 @@ class SearchExample(Example):
         except SetAside:
             self.set_aside = True
             return SET_ASIDE
+
+    def settle(self) -> None:
+        # An answer sent ahead may be judged here, in a teardown: set aside as above.
+        if self.set_aside:
+            return
+        try:
+            super().settle()
+        except SetAside:
+            self.set_aside = True
 
 
 class RunContext:
@@ -296,23 +394,39 @@ class RunContext:
             self.need_restart = True
             raise
 
+    def adapter_receive(self) -> dict[str, Any]:
+        """The answer to the oldest request sent (``adapter.send``) and not yet read."""
+        try:
+            return self.adapter.receive()
+        except AdapterFailure:
+            self.need_restart = True
+            raise
+
     def close(self) -> None:
         self.adapter.close()
         if self.log_file is not None:
             self.log_file.close()
 
     # -- examples
-    def begin_example(self, component: str) -> SearchExample:
+    def begin_example(self, component: str, *, ahead: bool = False) -> SearchExample:
         now = time.monotonic()
         limit = self.shrink_deadline if self.best is not None else self.deadline
         if now > limit:
             raise BudgetExhausted()
-        self.fresh_adapter(component)
+        restart = self.need_restart or self.config.restart_each
+        if ahead and not restart:
+            # Sent ahead: its answer is read with the example's first ones (settle).
+            self.adapter.send({"op": "reset"})
+        else:
+            self.fresh_adapter(component)
         self.examples += 1
         if self.best is None:
             self.generated += 1
         self.progress()
-        return SearchExample(self, component)
+        example = SearchExample(self, component, ahead=ahead)
+        if ahead and not restart:
+            example.pending.append((RESET, RESET))
+        return example
 
     def fresh_adapter(self, component: str) -> None:
         """Reset the adapter (or restart it after a failure); AbortRun if impossible."""
@@ -321,21 +435,26 @@ class RunContext:
                 self.restarts += 1
                 self.start_adapter()
             else:
-                response = self.adapter_request({"op": "reset"})
-                if "error" in response:
-                    self.need_restart = True
-                    raise AdapterHandshakeError(f"reset refused: {response['error']}")
+                self.check_reset(self.adapter_request(RESET))
         except (AdapterFailure, AdapterHandshakeError) as exc:
-            trace = Example(self, component)
-            trace.trace.append(Step({"op": "reset"}, None, None))
-            described = exc.describe() if isinstance(exc, AdapterFailure) else str(exc)
-            self.record(
-                trace,
-                "adapter",
-                "could not reset/restart the adapter: " + described,
-                exc if isinstance(exc, AdapterFailure) else None,
-            )
-            raise AbortRun() from None
+            self.reset_failed(component, exc)
+
+    def check_reset(self, response: dict[str, Any]) -> None:
+        if "error" in response:
+            self.need_restart = True
+            raise AdapterHandshakeError(f"reset refused: {response['error']}")
+
+    def reset_failed(self, component: str, exc: AdapterFailure | AdapterHandshakeError) -> NoReturn:
+        trace = Example(self, component)
+        trace.trace.append(Step(RESET, None, None))
+        described = exc.describe() if isinstance(exc, AdapterFailure) else str(exc)
+        self.record(
+            trace,
+            "adapter",
+            "could not reset/restart the adapter: " + described,
+            exc if isinstance(exc, AdapterFailure) else None,
+        )
+        raise AbortRun() from None
 
     def record(
         self,
