@@ -8,9 +8,7 @@ mutated one. So no property a main model checks holds by construction. Runs with
 (reads the modules); TLC checks that each mutant really violates its property
 (tests/test_tlc_models.py, ``pytest -m tlc``, or ``refimpl spec check``).
 
-``UNCOVERED`` lists the (spec, property) pairs still without such a mutant; the test
-fails for any other pair without one, and for a listed pair that has one (the list only
-shrinks). docs/07-the-model-and-the-code.md has the tables of mutants.
+docs/07-the-model-and-the-code.md has the tables of mutants.
 """
 
 from __future__ import annotations
@@ -32,43 +30,6 @@ MAIN = [
     for m in MODELS.values()
     if m.expect == "pass" and m.default and not m.module.startswith("../")
 ]
-#: (spec module, property) with no one-action mutant yet: what is left of issue #28
-#: item 3. Keep it short; a pair leaves the list with the mutant that covers it.
-_UNCOVERED = {
-    "DeltaFIFOClose": (
-        "DeltasBelongToTheirKey",
-        "ExitOnlyWhenDrained",
-        "InitialCountWithinQueue",
-        "NoAdjacentDeletes",
-        "OnlyDeletesCarryTombstones",
-        "QueueIsItemsKeys",
-        "QueuedKeysArePopped",
-        "ReplaceTombstonesVanished",
-        "ResyncSkipsQueuedKeys",
-        "SyncedIsMonotone",
-        "SyncedMeansInitialListHandedOut",
-        "TypeOK",
-    ),
-    "InformerFaults": (
-        "Converges",
-        "NoLostDelete",
-        "PerKeyRVOrder",
-        "StoreBeforeHandler",
-        "StoreFromServer",
-        "TypeOK",
-    ),
-    "RealFIFOClose": (
-        "InitialCountWithinLog",
-        "NotSyncedWhileInitialEntryInFlight",
-        "OnlyDeletesCarryTombstones",
-        "ReplacedAllSetsStoreKeys",
-        "SyncedIsMonotone",
-        "SyncedMeansInitialListProcessed",
-        "TakenIsProcessed",
-        "TypeOK",
-    ),
-}
-UNCOVERED = frozenset((s, p) for s, props in _UNCOVERED.items() for p in props)
 _WORD = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
 
 
@@ -156,16 +117,9 @@ def test_the_cases_cover_the_headline_properties() -> None:
     assert _checked("MCEdgeVsLevelLevel.cfg") == ["TypeOK", "Converges"]
 
 
-def test_the_uncovered_list_names_checked_properties() -> None:
-    assert set(UNCOVERED) <= set(CASES), sorted(set(UNCOVERED) - set(CASES))
-
-
 @pytest.mark.parametrize(("spec", "prop"), CASES, ids=[f"{s}-{p}" for s, p in CASES])
 def test_each_checked_property_has_a_one_action_mutant(spec: str, prop: str) -> None:
     mutants = _mutants(spec, prop)
-    if (spec, prop) in UNCOVERED:
-        assert not mutants, f"{spec}.{prop} has {mutants[0].name}: drop it from UNCOVERED"
-        pytest.skip(f"{spec}.{prop}: no mutant yet (UNCOVERED)")
     assert mutants, f"no expected-violation model of {spec}.tla for {prop}"
     spec_next = _actions(_definition(_source(f"{spec}.tla"), "Next"))
     for mutant in mutants:
