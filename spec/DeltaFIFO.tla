@@ -231,14 +231,29 @@ InitialCountWithinQueue == initialPopulationCount <= Len(queue)
 (* Action properties (items 23, 24, 25).                                   *)
 SyncedIsMonotone == [][synced => synced']_vars
 
-ReplaceTombstonesVanished ==
-    [][\A l \in Lists :
-         (\E order \in Orders(StoreOnlyGone(l)) : ReplaceWith(l, order)) =>
-            \A k \in (QueuedKeys \cup StoredKeys) \ Listed(l) :
-                items'[k] # <<>> /\ Last(items'[k]).type = "Deleted"]_vars
+(* The next two are read off the queue, not the action, so a mutated      *)
+(* Replace or Resync is judged too.  The keys whose deltas a step changed  *)
+(* and that now end in a delta of type t: only Replace queues "Replaced"   *)
+(* deltas and tombstones, only Resync "Sync" deltas.                       *)
+EndsIn(k, t) == items'[k] # items[k] /\ items'[k] # <<>> /\ Last(items'[k]).type = t
+RelistedKeys == {k \in Keys : EndsIn(k, "Replaced")}
+TombstonedKeys == {k \in Keys : EndsIn(k, "Deleted") /\ Last(items'[k]).obj.dfsu}
 
-ResyncSkipsQueuedKeys ==
-    [][Resync => \A k \in QueuedKeys : items'[k] = items[k]]_vars
+(* FIFO-5 (#115620): in a step that queues a relist, every key that was    *)
+(* queued or stored and is not listed ends in a delete.                    *)
+TombstonesVanishedStep ==
+    RelistedKeys \cup TombstonedKeys # {} =>
+        \A k \in (QueuedKeys \cup StoredKeys) \ RelistedKeys :
+            items'[k] # <<>> /\ Last(items'[k]).type = "Deleted"
+
+ReplaceTombstonesVanished == [][TombstonesVanishedStep]_vars
+
+(* FIFO-6: a step that queues Sync deltas leaves every queued key's deltas  *)
+(* as they were.                                                            *)
+ResyncSkipsQueuedStep ==
+    {k \in Keys : EndsIn(k, "Sync")} # {} => \A k \in QueuedKeys : items'[k] = items[k]
+
+ResyncSkipsQueuedKeys == [][ResyncSkipsQueuedStep]_vars
 
 (* Liveness: every queued key is handed out.                               *)
 QueuedKeysArePopped == \A k \in Keys : Queued(k) ~> ~Queued(k)

@@ -97,9 +97,11 @@ NoAdjacentDeletes == F!NoAdjacentDeletes
 OnlyDeletesCarryTombstones == F!OnlyDeletesCarryTombstones
 SyncedMeansInitialListHandedOut == F!SyncedMeansInitialListHandedOut
 InitialCountWithinQueue == F!InitialCountWithinQueue
-SyncedIsMonotone == F!SyncedIsMonotone
-ReplaceTombstonesVanished == F!ReplaceTombstonesVanished
-ResyncSkipsQueuedKeys == F!ResyncSkipsQueuedKeys
+(* The action properties are stated here over all of vars, so that TLC    *)
+(* names them, not F!'s, when one is violated.                             *)
+SyncedIsMonotone == [][synced => synced']_vars
+ReplaceTombstonesVanished == [][F!TombstonesVanishedStep]_vars
+ResyncSkipsQueuedKeys == [][F!ResyncSkipsQueuedStep]_vars
 
 (* Liveness: every queued key is handed out -- unless the consumer exited  *)
 (* (it can only do so with nothing queued: keys queued after that stay).   *)

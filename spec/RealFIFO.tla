@@ -281,10 +281,14 @@ OnlyDeletesCarryTombstones ==
 SyncedIsMonotone == [][synced => synced']_vars
 
 (* Item 29: after a ReplacedAll is processed the store holds exactly the   *)
-(* listed keys.                                                            *)
-ReplacedAllSetsStoreKeys ==
-    [][Process /\ processing[1].delta.type = "ReplacedAll" =>
-         {k \in Keys : store'[k] # 0} = Listed(processing[1].delta.obj)]_vars
+(* listed keys.  A step that ends the processing of a ReplacedAll entry   *)
+(* (read off `processing`, not the action, so a mutated Process is judged *)
+(* too; a ReplacedAll is never batched, so it is the only entry taken).    *)
+ReplacedAllStep ==
+    processing # <<>> /\ processing' = <<>> /\ processing[1].delta.type = "ReplacedAll" =>
+        {k \in Keys : store'[k] # 0} = Listed(processing[1].delta.obj)
+
+ReplacedAllSetsStoreKeys == [][ReplacedAllStep]_vars
 
 (* A taken entry is processed (atomic mode: Take and Process are steps).   *)
 TakenIsProcessed == (processing # <<>>) ~> (processing = <<>>)

@@ -105,10 +105,10 @@ SyncedMeansInitialListProcessed == F!SyncedMeansInitialListProcessed
 InitialCountWithinLog == F!InitialCountWithinLog
 NotSyncedWhileInitialEntryInFlight == F!NotSyncedWhileInitialEntryInFlight
 OnlyDeletesCarryTombstones == F!OnlyDeletesCarryTombstones
-SyncedIsMonotone == F!SyncedIsMonotone
-ReplacedAllSetsStoreKeys ==
-    [][Process /\ processing[1].delta.type = "ReplacedAll" =>
-         {k \in Keys : store'[k] # 0} = F!Listed(processing[1].delta.obj)]_vars
+(* The action properties are stated here over all of vars, so that TLC    *)
+(* names them, not F!'s, when one is violated.                             *)
+SyncedIsMonotone == [][synced => synced']_vars
+ReplacedAllSetsStoreKeys == [][F!ReplacedAllStep]_vars
 TakenIsProcessed == F!TakenIsProcessed
 BatchIsWellFormed ==
     [][Len(log') < Len(log) => F!BatchOK(SubSeq(log, 1, Len(log) - Len(log')))]_vars
