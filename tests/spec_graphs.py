@@ -17,7 +17,7 @@ SPEC = Path(__file__).resolve().parents[1] / "spec"
 
 
 def spec_graph(model: str) -> StateGraph:
-    """spec/graphs/MODEL.json.gz, read once."""
+    """The committed graph of ``model`` (spec/graphs/), read once."""
     return graph_file(SPEC / "graphs" / f"{model}.json.gz")
 
 
