@@ -35,6 +35,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from spec_graphs import spec_graph
 from test_conformance_broken import BROKEN_BUGS, BUGS
 from trace_helpers import tlc
 
@@ -48,7 +49,7 @@ from refimpl.meta import DeletedFinalStateUnknown, Object
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator
 from refimpl.tla import trace as tr
-from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.graph import StateGraph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_fifo import DeltaFIFOMapping
 from refimpl.tla.refine_informer import InformerMapping
@@ -61,7 +62,7 @@ SPEC = Path(__file__).resolve().parents[1] / "spec"
 
 
 def _graph(name: str) -> StateGraph:
-    return load_graph(SPEC / "graphs" / f"{name}.json.gz")
+    return spec_graph(name)
 
 
 @dataclass(frozen=True)

@@ -17,16 +17,16 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TypeVar
 
 import attrs
 import pytest
+from spec_graphs import spec_graph
 
 from refimpl.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
 from refimpl.clock import FakeClock
 from refimpl.meta import object_key
-from refimpl.tla.graph import StateGraph, freeze_state, load_graph
+from refimpl.tla.graph import StateGraph, freeze_state
 from refimpl.tla.refine_controller import (
     ControllerMapping,
     ControllerWorld,
@@ -40,7 +40,6 @@ from refimpl.worker import RetryingQueue, process_next_work_item
 from refimpl.workqueue.core import QueueCore
 from refimpl.workqueue.virtual import VirtualRateLimitingQueue
 
-SPEC = Path(__file__).resolve().parents[1] / "spec"
 # MCControllerReplay.tla's constants.
 KEYS = ("a", "b")
 WORKERS = ("w1", "w2")
@@ -76,7 +75,7 @@ def keys_in(state: Mapping[str, Value], name: str) -> frozenset[Value]:
 
 @pytest.fixture(scope="module")
 def graph() -> StateGraph:
-    return load_graph(SPEC / "graphs" / "ControllerReplay.json.gz")
+    return spec_graph("ControllerReplay")
 
 
 def test_graph_is_the_model_it_claims(graph: StateGraph) -> None:

@@ -9,7 +9,6 @@ add up to the graph's edges, with the left-out ones exactly the kinds listed.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import io
 import itertools
@@ -20,6 +19,7 @@ from typing import Any
 
 import attrs
 import pytest
+from spec_graphs import spec_graph
 from test_conformance_broken import BROKEN, BUGS
 
 from refimpl.conformance.walks import run as walks_run
@@ -31,20 +31,17 @@ from refimpl.conformance.walks.informer_mapping import informer_calls_ok as call
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
 from refimpl.conformance.walks.planner import min_cost_flow, plan_walks
 from refimpl.conformance.walks.report import SpecRun
-from refimpl.conformance.walks.run import drive, load_model_graph, run_from_spec
+from refimpl.conformance.walks.run import drive, run_from_spec
 from refimpl.conformance.walks.spec_mapping import SpecMapping, state_classes
 from refimpl.tla.graph import StateGraph
 
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
 #: The reference without observations carried by a call: every check its own request.
 UNOBSERVED = [*REFERENCE, "--no-observe"]
-GRAPHS: dict[str, StateGraph] = {}
 
 
 def graph(model: str) -> StateGraph:
-    if model not in GRAPHS:
-        GRAPHS[model] = load_model_graph(model)
-    return GRAPHS[model]
+    return spec_graph(model)
 
 
 def broken(name: str) -> list[str]:
@@ -82,11 +79,28 @@ def eager(model: str) -> SpecMapping:
     return attrs.evolve(mapping, pause=False) if isinstance(mapping, InformerMapping) else mapping
 
 
-@functools.cache
+#: The walks driven so far in this test process, by model and adapter command. A walk
+#: is computed from the graph, so a mapping against an adapter is one run: the pins
+#: test and the tests of the reference and of the bugs drive the same walks
+#: (``build_pins``), and whichever comes first drives it.
+_DRIVEN: dict[tuple[str, tuple[str, ...]], list[tuple[SpecMapping, SpecRun]]] = {}
+
+
+def walk_once(mapping: SpecMapping, command: list[str]) -> SpecRun:
+    """``drive`` of ``mapping`` over its model's graph against ``command``, once."""
+    runs = _DRIVEN.setdefault((mapping.model, tuple(command)), [])
+    for seen, run in runs:
+        if seen == mapping:
+            return run
+    run = drive(mapping, graph(mapping.model), command)
+    runs.append((mapping, run))
+    return run
+
+
 def reference_walk(model: str) -> SpecRun:
-    """The reference's eager walk of ``model``, driven once per test process: the test
-    below and the one without observations (which compares against it) share it."""
-    return drive(eager(model), graph(model), REFERENCE)
+    """The reference's eager walk of ``model``: the test below and the one without
+    observations (which compares against it) share it."""
+    return walk_once(eager(model), REFERENCE)
 
 
 @pytest.mark.timeout(600)
@@ -132,7 +146,14 @@ def test_write_pins_writes_what_the_tests_read(monkeypatch: pytest.MonkeyPatch) 
     spec.loader.exec_module(script)
     assert script.PINS == PINS_FILE
     assert all(script.eager(m) == eager(m) for m in SPEC_MAPPINGS)
-    built = script.build_pins({m: graph(m) for m in CHEAP}, CHEAP)
+    graphs = {m: graph(m) for m in CHEAP}
+
+    def drive_once(mapping: SpecMapping, graph_: StateGraph, command: list[str]) -> SpecRun:
+        assert graph_ is graphs[mapping.model]
+        return walk_once(mapping, command)
+
+    monkeypatch.setattr(script, "drive", drive_once)
+    built = script.build_pins(graphs, CHEAP)
     assert built["models"] == {m: WALKS[m] for m in CHEAP}
     pinned = {
         name: {m: v for m, v in verdicts.items() if m in CHEAP}
@@ -310,7 +331,7 @@ def test_every_walkable_bug_has_a_pinned_verdict() -> None:
 def test_bug_is_caught_on_a_short_path(name: str) -> None:
     model = CAUGHT[name]
     action = PINS["bugs"][name][model]["failed_at"]
-    run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
+    run = walk_once(SPEC_MAPPINGS[model], broken(name))
     assert run.refused is None, run.refused
     found = run.deviation
     assert found is not None, f"{name} passed every edge of {model}"
@@ -337,7 +358,7 @@ def test_informer_bug_needs_the_paused_walk(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(PASSES))
 def test_bug_outside_the_model_passes_every_edge(name: str) -> None:
     model, _why = PASSES[name]
-    run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
+    run = walk_once(SPEC_MAPPINGS[model], broken(name))
     assert run.ok, run.deviation and run.deviation.describe()
     assert run.coverage.covered == run.coverage.drivable
 
@@ -429,7 +450,7 @@ def test_without_the_split_methods_fewer_edges_are_driven(tmp_path: Path) -> Non
 @pytest.mark.parametrize("name", ["informer-handler-before-store", "informer-rewatch-after-410"])
 def test_informer_bug_is_caught_on_both_informer_models(name: str) -> None:
     for model in ("Informer", "InformerAtomic"):
-        run = drive(SPEC_MAPPINGS[model], graph(model), broken(name))
+        run = walk_once(SPEC_MAPPINGS[model], broken(name))
         assert run.refused is None, run.refused
         assert run.deviation is not None, f"{name} passed every edge of {model}"
 

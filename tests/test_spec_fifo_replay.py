@@ -14,25 +14,24 @@ fail the replay.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
+from spec_graphs import spec_graph
 from test_conformance_broken import BROKEN_BUGS
 
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, Deltas, DeltaType, FIFOClosedError
 from refimpl.cache.real_fifo import RealFIFOCore
-from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.graph import StateGraph
 from refimpl.tla.refine_fifo import DeltaFIFOMapping, RealFIFOMapping
 from refimpl.tla.replay import replay
 
-GRAPHS = Path(__file__).resolve().parents[1] / "spec" / "graphs"
 KEYS = ("a", "b")  # MCKeys
 RVS = (1, 2)  # MCRVs
 
 
 def _graph(name: str) -> StateGraph:
-    return load_graph(GRAPHS / f"{name}.json.gz")
+    return spec_graph(name)
 
 
 @pytest.fixture(scope="module")

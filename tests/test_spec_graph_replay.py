@@ -11,18 +11,17 @@ the same replay, which shows the replay can tell.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from spec_graphs import spec_graph
 from test_conformance_broken import BROKEN_BUGS
 
-from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.graph import StateGraph
 from refimpl.tla.refine_workqueue import WorkQueueMapping
 from refimpl.tla.replay import replay
 from refimpl.workqueue.core import QueueCore
 
-SPEC = Path(__file__).resolve().parents[1] / "spec"
 KEYS = ("a", "b")  # MCWorkQueue.tla: MCKeys
 NO_ITEM = "-"  # MCWorkQueue.tla: MCNoItem
 
@@ -31,7 +30,7 @@ T = TypeVar("T", bound=str)
 
 @pytest.fixture(scope="module")
 def graph() -> StateGraph:
-    return load_graph(SPEC / "graphs" / "WorkQueue.json.gz")
+    return spec_graph("WorkQueue")
 
 
 def test_graph_is_the_model_it_claims(graph: StateGraph) -> None:

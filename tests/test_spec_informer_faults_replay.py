@@ -12,14 +12,14 @@ spec/graphs/Informer.json.gz (which has none of these faults) and must fail this
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
+from spec_graphs import spec_graph
 
 from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.reflector import NextStep, ReflectorCore, VeryShortWatchError
-from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.graph import StateGraph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.mappings import mapping_for
 from refimpl.tla.refine_informer import InformerMapping
@@ -41,9 +41,8 @@ ACTIONS = {"Write", "Compact", "List", "Connect", "WatchEvent", "WatchDrop"} | {
 }
 
 
-@functools.cache
 def _graph() -> StateGraph:
-    return load_graph(SPEC / "graphs" / f"{MODEL}.json.gz")
+    return spec_graph(MODEL)
 
 
 def _mapping(**broken: object) -> InformerMapping:

@@ -13,18 +13,18 @@ have such a code move. Broken parts, each a plausible bug, must fail the replay.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import attrs
 import pytest
+from spec_graphs import spec_graph
 from test_conformance_broken import BROKEN_BUGS
 
 from refimpl.cache.informer_core import FifoMode, InformerCore
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import ReflectorCore
 from refimpl.meta import ListOptions, meta_namespace_key_func
-from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.graph import StateGraph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.replay import replay
@@ -43,9 +43,8 @@ MODEL = {FifoMode.DELTA: "Informer", FifoMode.REAL_ATOMIC: "InformerAtomic"}
 MODES = [FifoMode.DELTA, FifoMode.REAL_ATOMIC]
 
 
-@functools.cache
 def _graph(mode: FifoMode) -> StateGraph:
-    return load_graph(SPEC / "graphs" / f"{MODEL[mode]}.json.gz")
+    return spec_graph(MODEL[mode])
 
 
 @pytest.fixture(scope="module", params=MODES, ids=lambda m: MODEL[m])

@@ -12,11 +12,13 @@ import functools
 from collections.abc import Mapping
 from pathlib import Path
 
+from spec_graphs import spec_graph
+
 from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.informer_core import FifoMode, new_fifo_core
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.store import Indexer
-from refimpl.tla.graph import StateGraph, load_graph
+from refimpl.tla.graph import StateGraph
 from refimpl.tla.mappings import mc_constants
 from refimpl.tla.refine_fifo import delta_fifo_vars, real_fifo_vars, store_to_spec
 from refimpl.tla.refine_informer import InformerMapping
@@ -29,7 +31,7 @@ SPEC = Path(__file__).resolve().parents[1] / "spec"
 
 @functools.cache
 def _init(model: str) -> dict[str, Value]:
-    graph: StateGraph = load_graph(SPEC / "graphs" / f"{model}.json.gz")
+    graph: StateGraph = spec_graph(model)
     assert len(graph.init) == 1
     return dict(graph.states[graph.init[0]])
 

@@ -289,6 +289,26 @@ def write_graph(graph: StateGraph, path: Path) -> None:
     path.write_bytes(gzip.compress(body, compresslevel=9, mtime=0))
 
 
+class _SharedValues:
+    """:func:`value_from_json` once per distinct value. A graph's tens of thousands of
+    states hold a few thousand distinct values, and converting each occurrence was most
+    of a load; a value is immutable, so states can share one."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, Value] = {}
+
+    def value(self, data: Any) -> Value:
+        if isinstance(data, bool | int | str):
+            return data
+        # repr of decoded JSON (dicts, lists, str, int, bool) tells values apart and is
+        # cheaper than converting them; equal values written differently just miss.
+        text = repr(data)
+        found = self._seen.get(text)
+        if found is None:
+            found = self._seen[text] = value_from_json(data)
+        return found
+
+
 def load_graph(path: Path) -> StateGraph:
     """Read a graph written by :func:`write_graph`.
 
@@ -301,9 +321,10 @@ def load_graph(path: Path) -> StateGraph:
         raise FileNotFoundError(f"{path}: state graph missing (no such file)") from None
     try:
         data = json.loads(gzip.decompress(raw))
-        states = tuple({name: value_from_json(v) for name, v in s.items()} for s in data["states"])
+        shared = _SharedValues()
+        states = tuple({name: shared.value(v) for name, v in s.items()} for s in data["states"])
         edges = tuple(
-            Edge(int(s), int(d), str(a), tuple(value_from_json(x) for x in args))
+            Edge(int(s), int(d), str(a), tuple(shared.value(x) for x in args))
             for s, d, a, args in data["edges"]
         )
         graph = StateGraph(
