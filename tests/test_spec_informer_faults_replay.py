@@ -84,6 +84,8 @@ def test_mapping_reads_back_every_state() -> None:
         assert mapping.spec_state(mapping.build(state)) == dict(state)
 
 
+# Minutes on a quiet 2-core machine; a shared one doubles that (pytest's default is 300 s).
+@pytest.mark.timeout(900)
 def test_informer_refines_spec_with_faults() -> None:
     graph = _graph()
     report = replay(graph, _mapping())

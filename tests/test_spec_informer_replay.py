@@ -81,6 +81,8 @@ def test_mapping_reads_back_every_state(model: tuple[FifoMode, StateGraph]) -> N
         assert mapping.spec_state(mapping.build(state)) == dict(state)
 
 
+# Minutes on a quiet 2-core machine; a shared one doubles that (pytest's default is 300 s).
+@pytest.mark.timeout(900)
 def test_informer_refines_spec(model: tuple[FifoMode, StateGraph]) -> None:
     mode, graph = model
     report = replay(graph, _mapping(mode))
