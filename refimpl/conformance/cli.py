@@ -450,6 +450,8 @@ def _check_options(config: Config) -> None:
     from refimpl.conformance.search.machines import FIFO_OPTIONS
 
     known = {name for options in FIFO_OPTIONS.values() for name in options}
+    # Drawn too (machines._create_options): the rate limiters' limiter, the store's indexers.
+    known |= {"limiter", "indexers"}
     unknown = [name for name in config.options if name not in known]
     if unknown:
         raise UsageError(
