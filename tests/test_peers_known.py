@@ -109,4 +109,10 @@ def test_a_pin_reads_as_a_set_or_as_the_old_verdict(tmp_path: Path) -> None:
     assert not listed.matches("difference", [FINDING])
     assert not listed.matches("inconclusive", [FINDING, "queue/WQ-1/len"])
     assert verdict.matches("WQ-1", []) and not verdict.matches("pass", [])
+    passing = load_manifest(fake_peer(tmp_path / "p", checks=[check(1, [])]) / "peer.json")
+    assert passing.checks[0].matches("pass", [])
+    # A run that ended with no results (a usage error, an adapter that did not start)
+    # has no findings either, and is no pass.
+    assert not passing.checks[0].matches("exit 3", [])
+    assert not passing.checks[0].matches("adapter failure", [])
     assert listed.expect_text() == f"{FINDING}, queue/WQ-1/len" and verdict.expect_text() == "WQ-1"

@@ -431,7 +431,8 @@ def _check_files(config: Config) -> None:
 def _check_used(args: argparse.Namespace) -> None:
     """No value accepted that nothing uses: methods --skip names must exist, and the
     walks choose their components from the models (--component would be ignored)."""
-    methods = {m for names in COMPONENTS.values() for m in names}
+    # 'raises' is no method: it skips handlers that throw (search/informer_machine.py).
+    methods = {m for names in COMPONENTS.values() for m in names} | {"raises"}
     unknown = [m for m in args.skip if m not in methods]
     if unknown:
         raise UsageError(
@@ -449,6 +450,8 @@ def _check_options(config: Config) -> None:
     from refimpl.conformance.search.machines import FIFO_OPTIONS
 
     known = {name for options in FIFO_OPTIONS.values() for name in options}
+    # Drawn too (machines._create_options): the rate limiters' limiter, the store's indexers.
+    known |= {"limiter", "indexers"}
     unknown = [name for name in config.options if name not in known]
     if unknown:
         raise UsageError(

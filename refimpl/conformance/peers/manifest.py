@@ -124,6 +124,8 @@ class Check:
         first finding's verdict. An inconclusive search never is."""
         if isinstance(self.expect, str):
             return verdict == self.expect
+        if not signatures:  # a run that ended before any result (exit 3, ...) is no pass
+            return verdict == "pass" and not self.expect
         return verdict != "inconclusive" and sorted(signatures) == sorted(self.expect)
 
     def variant(self) -> str:

@@ -198,7 +198,8 @@ final class CacheComponents {
         case "known_delete":
           {
             if (known == null) {
-              throw new Refused("bad_request", "this DeltaFIFO has no known objects");
+              // protocol.md: accepted on a FIFO without known objects, and changes nothing
+              return JsonNull.INSTANCE;
             }
             V1ConfigMap obj = Objects.toConfigMap(args.get("obj"));
             if (method.equals("known_add")) {
