@@ -286,8 +286,8 @@ def delta_difference(reference: dict[str, Any] | None, adapter: dict[str, Any] |
 
 def failing_step(failure: Failure) -> list[str]:
     """What each side answered at the failing step (the reference's answer only when it
-    is compared), for a FIFO pop the extra or missing deltas, and what client-go does
-    with the trace when that was asked (``Failure.client_go``)."""
+    is compared) and, for a FIFO pop, the extra or missing deltas. (What client-go does
+    with the trace is the report's own line, under the signature.)"""
     lines: list[str] = []
     last = failure.steps[-1] if failure.steps else None
     if last is not None and last.adapter is not None and failure.kind != "adapter":
@@ -300,8 +300,6 @@ def failing_step(failure: Failure) -> list[str]:
             difference = delta_difference(last.reference, last.adapter)
             if difference:
                 lines.append(difference)
-    if failure.client_go:
-        lines.append(f"client-go: {failure.client_go}")
     return lines
 
 
