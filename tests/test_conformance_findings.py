@@ -45,6 +45,8 @@ SETTINGS: dict[str, Any] = {
     "timeout": 2.0,
 }
 HEADER = re.compile(r"^finding (\d+) of (\d+): (\S+)", re.MULTILINE)
+#: SETTINGS for run_component (which takes the component itself).
+_TWO = {k: v for k, v in SETTINGS.items() if k != "components"}
 
 
 def broken(*bugs: str) -> list[str]:
@@ -133,8 +135,7 @@ def search(command: list[str], component: str, **settings: Any) -> ComponentResu
 
 @pytest.mark.timeout(120)
 def test_max_findings_1_stops_at_the_first() -> None:
-    settings = {k: v for k, v in SETTINGS.items() if k != "components"}
-    result = search(broken(*TWO_BUGS), "informer", max_findings=1, **settings)
+    result = search(broken(*TWO_BUGS), "informer", max_findings=1, **_TWO)
     assert len(result.findings) == 1 and result.failure is result.findings[0]
     assert result.status == "fail"
 
@@ -209,6 +210,18 @@ def test_known_marks_a_finding_and_the_search_goes_on() -> None:
     assert f"{signature} (known: acknowledged upstream)" in finding_header(first, 1, 1)
     # The search went on after it (a known finding ends nothing).
     assert result.examples > first.example + 10, (result.examples, first.example)
+
+
+@pytest.mark.timeout(120)
+def test_known_findings_do_not_count_toward_max_findings() -> None:
+    """Two informer bugs, the first finding acknowledged, one finding allowed: the run
+    reports the known one and goes on to a new one."""
+    first = search(broken(*TWO_BUGS), "informer", max_findings=1, **_TWO).findings
+    assert len(first) == 1
+    known = {first[0].signature: "acknowledged"}
+    findings = search(broken(*TWO_BUGS), "informer", max_findings=1, known=known, **_TWO).findings
+    assert [f.known for f in findings] == ["acknowledged", None], findings
+    assert findings[1].signature != first[0].signature
 
 
 @pytest.mark.parametrize(

@@ -172,8 +172,8 @@ def _run_control(parser: argparse.ArgumentParser) -> None:
         type=_at_least_one,
         default=Config.max_findings,
         metavar="N",
-        help="stop a component's search after N distinct findings, each shrunk on its own "
-        f"(default {Config.max_findings})",
+        help="stop a component's search after N distinct new findings, each shrunk on its "
+        f"own; --known ones do not count (default {Config.max_findings})",
     )
     parser.add_argument(
         "--known",

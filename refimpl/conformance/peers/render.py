@@ -233,9 +233,17 @@ def _whats(observed: dict[str, Any]) -> list[str]:
     whats = {"differs": "difference", "adapter": "adapter failure"}
     signatures = [f["signature"] for f in observed.get("findings", []) if "signature" in f]
     if signatures:
-        return [whats.get(s.split("/")[1], s.split("/")[1]) for s in signatures]
+        return [_what(s.split("/")[1], whats) for s in signatures]
     verdict = observed.get("verdict")
     return [verdict] if verdict and verdict != "pass" else []
+
+
+def _what(what: str, names: dict[str, str]) -> str:
+    """A signature's *what* as a column names it (``differs:ghost`` -> "difference
+    (ghost)")."""
+    base, _, kinds = what.partition(":")
+    name = names.get(base, base)
+    return f"{name} ({kinds.replace('+', ', ')})" if kinds else name
 
 
 def _versions(manifests: Sequence[Manifest], peers: dict[str, Observed]) -> list[str]:

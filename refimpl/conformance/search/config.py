@@ -65,6 +65,11 @@ class SetAside(Exception):
     ends there as if it passed and the search goes on (``SearchExample`` catches it)."""
 
 
+#: What can be wrong with the store a FIFO's pops build (search/invariants.py,
+#: ``PoppedStore.faults``), worst first: an object kept after its delete (a ghost), an
+#: object missing, an object at an older version.
+CONSEQUENCE_KINDS = ("ghost", "lacks", "stale")
+
 #: What a failure is: the adapter's answer differs from the reference's, the adapter
 #: broke an invariant, or the adapter itself failed (crashed, hung, spoke garbage).
 FailureKind = Literal["disagreement", "invariant", "adapter"]
@@ -88,12 +93,19 @@ class Failure:
     #: For a FIFO whose pops feed a store as an informer's do: what the difference
     #: leads to once the FIFO is drained (a ghost, ...), or "".
     consequence: str = ""
+    #: The kinds of what is wrong in that store (``ghost``, ``lacks``, ``stale``:
+    #: search/invariants.py, ``PoppedStore.faults``); empty without a consequence.
+    consequence_kinds: tuple[str, ...] = ()
     #: The note of a peer's acknowledgement when :attr:`signature` is in
     #: ``Config.known``; None for a new finding.
     known: str | None = None
     #: What client-go does with the same trace (search/triage.py's labels), or None
     #: when it was not asked.
     client_go: str | None = None
+    #: What replaying its shrunk trace on a freshly started adapter showed
+    #: (search/replay.py, ``confirm_replay``: done once, for the triage and the report),
+    #: or "" before that.
+    replay: str = ""
     #: Why its shrinking did not end by itself ("shrinking stopped at the shrink
     #: budget", ...), or "".
     shrink_note: str = ""
@@ -107,13 +119,20 @@ class Failure:
         """What decides whether two failures are one finding: ``component/what/method``,
         where *what* is the first invariant ID the message names (docs/invariants.md),
         ``differs`` for a disagreement with the reference or ``adapter`` for an adapter
-        that failed, and *method* is the request of the failing step. Peers' manifests
+        that failed, and *method* is the request of the failing step. A FIFO's
+        disagreement that leaves the store built from its pops wrong also names the
+        worst of what is wrong there (:data:`CONSEQUENCE_KINDS`: ``differs:ghost``,
+        ``differs:lacks``, ``differs:stale``): every wrong pop fails at ``pop_nowait``,
+        and without it a lost re-add and a ghost would be one finding. Peers' manifests
         acknowledge findings by it (``known`` in peer.json)."""
         if self.kind == "invariant":
             found = INVARIANT_ID.search(self.message)
             what = found.group(0) if found else "invariant"
+        elif self.kind == "disagreement":
+            worst = [k for k in CONSEQUENCE_KINDS if k in self.consequence_kinds]
+            what = f"differs:{worst[0]}" if worst else "differs"
         else:
-            what = "differs" if self.kind == "disagreement" else "adapter"
+            what = "adapter"
         method = str(self.steps[-1].request.get("method", "-")) if self.steps else "-"
         return f"{self.component}/{what}/{method}"
 
@@ -123,6 +142,14 @@ class Failure:
         shrinking keeps. A shorter trace may show the same broken invariant or difference
         at another step, so a finding's signature is the one its shrunk trace has."""
         return self.signature.rsplit("/", 1)[0]
+
+    @property
+    def unclassified(self) -> bool:
+        """A disagreement without an end-to-end consequence: for a FIFO, perhaps one a
+        longer or shorter trace shows as a ghost or a lost object (``differs:KIND``);
+        shrinking may turn it into one, and once one is found at its method it is set
+        aside (search/session.py)."""
+        return self.kind == "disagreement" and not self.consequence_kinds
 
 
 @dataclass

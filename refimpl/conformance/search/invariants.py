@@ -183,23 +183,37 @@ class PoppedStore:
             self.wired = False
         return None
 
+    def faults(self) -> list[tuple[str, str]]:
+        """What is wrong with the drained store, each as (kind, text): kind ``ghost`` (a
+        key the source no longer has), ``stale`` (another version than the source's) or
+        ``lacks`` (a key of the source missing). Empty if it is unfair or equal."""
+        if not self.fair:
+            return []
+        stored = self.stored()
+        faults: list[tuple[str, str]] = []
+        for key, obj in stored.items():
+            if key not in self.source:
+                faults.append(("ghost", f"still holds {compact(obj)} (a ghost: INF-3)"))
+            elif obj != self.source[key]:
+                wanted = compact(self.source[key])
+                faults.append(
+                    ("stale", f"holds {compact(obj)} where the source has {wanted} (INF-3)")
+                )
+        for key, obj in sorted(self.source.items()):
+            if key not in stored:
+                faults.append(("lacks", f"lacks {compact(obj)}, which the source has (INF-3)"))
+        return faults
+
+    def fault_kinds(self) -> tuple[str, ...]:
+        """The kinds of :meth:`faults`, each once, sorted: part of a FIFO finding's
+        signature (search/config.py, ``Failure.signature``)."""
+        return tuple(sorted({kind for kind, _ in self.faults()}))
+
     def verdict(self) -> str | None:
         """What the drained store holds that the source does not (None if it is fair and
         equal)."""
-        if not self.fair:
+        problems = [text for _, text in self.faults()]
+        if not problems:
             return None
-        stored = self.stored()
-        if stored == self.source:
-            return None
-        problems: list[str] = []
-        for key, obj in stored.items():
-            if key not in self.source:
-                problems.append(f"still holds {compact(obj)} (a ghost: INF-3)")
-            elif obj != self.source[key]:
-                wanted = compact(self.source[key])
-                problems.append(f"holds {compact(obj)} where the source has {wanted} (INF-3)")
-        for key, obj in sorted(self.source.items()):
-            if key not in stored:
-                problems.append(f"lacks {compact(obj)}, which the source has (INF-3)")
         where = f"after {self.relist} and draining" if self.relist else "after draining"
         return f"{where} the FIFO, the store built from {self.whose} " + "; ".join(problems)

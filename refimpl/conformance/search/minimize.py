@@ -144,8 +144,14 @@ def _same_finding(found: Failure | None, best: Failure) -> bool:
     """``found`` is the finding ``best`` is: the same :attr:`~Failure.family`
     (component, and invariant ID or kind of difference). The step where it shows may
     move (an edit may show the same broken invariant one step earlier), but a
-    rewrite that turns, say, an INF-3 into a REF-3 tells another story: not kept."""
-    return found is not None and found.family == best.family
+    rewrite that turns, say, an INF-3 into a REF-3 tells another story: not kept. A
+    FIFO difference without a consequence may become one with (the shorter trace no
+    longer re-adds what the difference lost, say): that is the same difference, told
+    with what it leads to."""
+    if found is None:
+        return False
+    classified = best.unclassified and found.kind == "disagreement"
+    return found.family == best.family or (classified and found.component == best.component)
 
 
 #: Round clock steps an informer trace's advances are tried with (the generator's fixed

@@ -27,7 +27,7 @@ from refimpl.conformance.search.report import (
 )
 from refimpl.conformance.search.session import Example, RunContext
 
-__all__ = ["confirm_replay", "replay_file", "try_trace"]
+__all__ = ["REPRODUCES", "confirm_replay", "replay_file", "try_trace"]
 
 
 def try_trace(
@@ -57,9 +57,20 @@ def try_trace(
     return found
 
 
+#: :func:`confirm_replay`'s line when the shrunk trace fails again the same way.
+REPRODUCES = "replay on a fresh adapter: reproduces"
+
+
 def confirm_replay(ctx: RunContext, failure: Failure) -> str:
     """Re-run the shrunk trace on a freshly started adapter and say if it reproduces:
-    it must fail again with the same signature."""
+    it must fail again with the same signature. Done once per finding (kept in
+    ``failure.replay``): the triage and the report both read it."""
+    if not failure.replay:
+        failure.replay = _fresh_replay(ctx, failure)
+    return failure.replay
+
+
+def _fresh_replay(ctx: RunContext, failure: Failure) -> str:
     try:
         ctx.start_adapter()
     except (AdapterFailure, AdapterHandshakeError) as exc:
@@ -72,7 +83,7 @@ def confirm_replay(ctx: RunContext, failure: Failure) -> str:
     except (Mismatch, AbortRun):
         again = ctx.best
         if again is None or again.signature == failure.signature:
-            return "replay on a fresh adapter: reproduces"
+            return REPRODUCES
         return (
             f"replay on a fresh adapter: did NOT reproduce {failure.signature} (it fails as "
             f"{again.signature}; the adapter is not deterministic?)"

@@ -156,12 +156,18 @@ def _finish(ctx: RunContext, failure: Failure, outcome: str, since: float) -> Fa
     return failure
 
 
+def _new_findings(result: ComponentResult) -> int:
+    """The findings ``--max-findings`` counts: those ``--known`` does not acknowledge (a
+    peer with many acknowledged findings still gets its search for new ones)."""
+    return sum(1 for f in result.findings if f.known is None)
+
+
 def _enough(ctx: RunContext, result: ComponentResult, search: Search) -> bool:
     """No further search: the run was aborted, or the findings, examples or search
     budget are used up."""
     return (
         search.outcome == "aborted"
-        or len(result.findings) >= ctx.config.max_findings
+        or _new_findings(result) >= ctx.config.max_findings
         or ctx.generated >= ctx.config.max_examples
         or time.monotonic() > ctx.deadline
     )
@@ -182,17 +188,26 @@ def _collect(ctx: RunContext, machine: Any, result: ComponentResult) -> Search:
                     f"{type(search.error).__name__}: {search.error}"
                 ) from search.error
             break
-        if search.failure.signature not in ctx.found:
+        if not ctx.already_found(search.failure):
             finding = _finish(ctx, search.failure, search.outcome, ctx.best_at)
-            result.findings.append(finding)
+            _add_finding(result, finding)
         if _enough(ctx, result, search):
             break
     while search.outcome != "aborted" and ctx.pending:
-        if len(result.findings) >= ctx.config.max_findings:
+        if _new_findings(result) >= ctx.config.max_findings:
             break
         failure = ctx.pending.pop(next(iter(ctx.pending)))
-        result.findings.append(_finish(ctx, failure, "done", time.monotonic()))
+        if ctx.already_found(failure):
+            continue  # told by a finding made since it was set aside
+        _add_finding(result, _finish(ctx, failure, "done", time.monotonic()))
     return search
+
+
+def _add_finding(result: ComponentResult, finding: Failure) -> None:
+    """Keep ``finding`` unless shrinking made it one the run already has (the same
+    signature): a finding is reported once."""
+    if all(f.signature != finding.signature for f in result.findings):
+        result.findings.append(finding)
 
 
 def run_component(ctx: RunContext, component: str, budget: float) -> ComponentResult:

@@ -218,26 +218,27 @@ class Example:
                 ctx.record(self, "adapter", refused, None)
             else:
                 message = "the adapter's answer differs"
-                ctx.record(self, "disagreement", message, None, self.consequence())
+                ctx.record(self, "disagreement", message, None, *self.consequence())
             raise Mismatch(f"step {len(self.trace)} differs")
         return actual
 
-    def consequence(self) -> str:
+    def consequence(self) -> tuple[str, tuple[str, ...]]:
         """For a FIFO whose pops feed a store as an informer's do (see
         :class:`~refimpl.conformance.search.invariants.PoppedStore`): keep popping both sides
         past the difference, each applying its own pops, and say what the adapter's
         store ends up holding if that is not the source ("" otherwise). The extra
-        requests are not part of the trace; the adapter is reset before the next one."""
+        requests are not part of the trace; the adapter is reset before the next one.
+        Also the kinds of what is wrong in that store (``PoppedStore.fault_kinds``)."""
         mine, theirs = self.checker.popped, self.ref_view.popped
         if mine is None or theirs is None or not mine.fair:
-            return ""
+            return "", ()
         mine.whose = "the adapter's pops"
         try:
             problem = drain_popped(mine, self.ctx.adapter_request)
         except AdapterFailure:
-            return ""
+            return "", ()
         if problem is None:
-            return ""
+            return "", ()
         ends = drain_popped(theirs, lambda r: self.ref.handle({"id": None, **r}))
         shown = ", ".join(compact(o) for o in theirs.stored().values()) or "empty"
         reference = (
@@ -245,7 +246,7 @@ class Example:
             if ends is None
             else f"the reference's pops too: {ends}"
         )
-        return f"{problem}; {reference}"
+        return f"{problem}; {reference}", mine.fault_kinds()
 
     def next_deadline(self) -> float | None:
         """Seconds until the reference's next delayed add fires (None: nothing waits)."""
@@ -463,6 +464,7 @@ class RunContext:
         message: str,
         error: AdapterFailure | None,
         consequence: str = "",
+        consequence_kinds: tuple[str, ...] = (),
     ) -> None:
         example.failed = True
         now = time.monotonic()
@@ -475,6 +477,7 @@ class RunContext:
             found_after=now - self._component_started - self.shrinking_spent,
             adapter_error=error,
             consequence=consequence,
+            consequence_kinds=consequence_kinds,
         )
         if isinstance(example, SearchExample):
             self._set_aside_unless_sought(failure)
@@ -495,13 +498,27 @@ class RunContext:
         being shrunk, one of another family (kept in :attr:`pending`), so each finding
         is shrunk on its own."""
         signature = failure.signature
-        if signature in self.found:
+        if self.already_found(failure):
             raise SetAside(signature)
         if self.best is not None and failure.family != self.best.family:
             kept = self.pending.get(signature)
             if kept is None or len(failure.steps) < len(kept.steps):
                 self.pending[signature] = failure
             raise SetAside(signature)
+
+    def already_found(self, failure: Failure) -> bool:
+        """``failure`` is a finding the run has made: its signature, or a FIFO
+        difference without a consequence at a method where one with a consequence
+        (``differs:KIND``) is a finding -- most likely the same wrong pop, with a later
+        step repairing what it broke."""
+        if failure.signature in self.found:
+            return True
+        if not failure.unclassified:
+            return False
+        component, _, method = failure.signature.split("/")
+        return any(
+            f.startswith(f"{component}/differs:") and f.endswith(f"/{method}") for f in self.found
+        )
 
     def start_component(self, component: str, budget: float) -> None:
         self.component = component

@@ -33,7 +33,7 @@ from refimpl.conformance.search.config import (
     Failure,
 )
 from refimpl.conformance.search.outcome import findings_of
-from refimpl.conformance.search.replay import try_trace
+from refimpl.conformance.search.replay import REPRODUCES, confirm_replay, try_trace
 from refimpl.conformance.search.session import RunContext
 
 __all__ = [
@@ -120,12 +120,11 @@ def _client_go_replay(config: Config, failure: Failure) -> Failure | str | None:
 
 def triage(ctx: RunContext, failure: Failure) -> str:
     """The label of ``failure`` (see the module docstring); ``ctx`` runs the peer."""
-    requests = [step.request for step in failure.steps]
-    ctx.need_restart = True  # a fresh process, as a maintainer's replay would start
     saved = ctx.shrink_deadline
-    again = try_trace(ctx, failure.component, requests)
+    # A fresh process, as a maintainer's replay would start; the report prints it too.
+    reproduces = confirm_replay(ctx, failure) == REPRODUCES
     ctx.shrink_deadline = saved
-    if again is None or again.signature != failure.signature:
+    if not reproduces:
         return NOT_REPRODUCED
     found = _client_go_replay(ctx.config, failure)
     if isinstance(found, str):
