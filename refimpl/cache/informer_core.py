@@ -52,6 +52,7 @@ from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import ListMode, Reflector, ReflectorStore, SteppedReflector
 from refimpl.cache.store import Indexer, TypedIndexFunc
 from refimpl.clock import Clock
+from refimpl.eras import LATEST, Era
 from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
 
 __all__ = [
@@ -244,6 +245,7 @@ class InformerCore(Generic[ObjT]):
         threaded_listeners: bool = False,
         on_applied: Callable[[AppliedKind, object, object | None], None] | None = None,
         on_synced: Callable[[], None] | None = None,
+        era: Era = LATEST,
     ) -> None:
         check_period_value("resync_period", resync_period)
         if not isinstance(name, str):
@@ -257,6 +259,8 @@ class InformerCore(Generic[ObjT]):
         self.clock = clock
         self._seed = seed
         self.fifo_mode = FifoMode(fifo_mode)
+        #: The client-go release line its reflector decides like (refimpl/eras.py).
+        self.era = era
         self.list_mode = ListMode(list_mode)
         #: Pop RealFIFO entries in batches (DeltaFIFO always pops one key).
         self.batch = batch
@@ -327,6 +331,7 @@ class InformerCore(Generic[ObjT]):
             seed=self._seed,
             should_resync=self.processor.should_resync,
             use_watch_list=self.list_mode is ListMode.WATCH_LIST,
+            era=self.era,
         )
 
     # -- processing ---------------------------------------------------------------------
