@@ -65,6 +65,16 @@ SWITCHES: tuple[Switch, ...] = (
         '"Avoid thundering herd on etcd on masters upgrade" (reflector.go, ListAndWatch)',
     ),
     Switch(
+        "emit_delta_type_replaced",
+        18,
+        "a relist hands the informer's DeltaFIFO Replaced deltas, and an update is a "
+        "resync only if its resourceVersion did not change; before: Sync deltas, and every "
+        "Sync delta (each relisted item, added or updated) reached only the handlers due "
+        "for resync",
+        "INF-7",
+        "#86015 (shared_informer.go, NewDeltaFIFOWithOptions and HandleDeltas)",
+    ),
+    Switch(
         "backoff_between_passes",
         18,
         "every return of ListAndWatch is followed by an exponential backoff (0.8 s doubling "
@@ -114,6 +124,7 @@ class Era:
 
     release: int = NEWEST
     relist_from_last_synced_rv_after_watch_410: bool = True
+    emit_delta_type_replaced: bool = True
     backoff_between_passes: bool = True
     rewatch_after_429: bool = True
     real_fifo: bool = True
@@ -127,7 +138,9 @@ class Era:
 
     def fifo_modes(self) -> tuple[str, ...]:
         """The informer FIFO generations (docs/protocol.md's ``fifo``) this release has,
-        its default first."""
+        its default first. DeltaFIFO stays in every release: since v1.36 client-go's
+        ``InOrderInformers`` gate is locked on (docs/02), but refimpl keeps offering
+        ``delta`` with the newest release, as it did before release lines existed."""
         gated = (("real-atomic", self.atomic_fifo), ("real", self.real_fifo), ("delta", True))
         return tuple(mode for mode, there in gated if there)
 

@@ -165,6 +165,33 @@ def test_a_429_ending_an_open_watch_too() -> None:
         assert (old.relist_resource_version(), new.relist_resource_version()) == ("", "3")
 
 
+# -- emit_delta_type_replaced (INF-7, v1.18) ------------------------------------------------
+
+
+def test_up_to_1_17_a_relisted_change_reaches_only_handlers_due_for_resync() -> None:
+    # h1 never resyncs; after the first resync check (10 s) only h0 is due. Then the
+    # watch expires and the relist brings a changed object.
+    sequence = [
+        call("add_handler", name="h0", raises=False, resync=None),
+        call("add_handler", name="h1", raises=False, resync=0),
+        call("start"),
+        call("list_reply", objects=[obj("a", 2)], rv="2"),
+        call("watch_open"),
+        advance(11.0),
+        call("watch_end", how="expired"),
+        advance(2.0),
+    ]
+    relist = call("list_reply", objects=[obj("a", 5)], rv="5")
+    told = {}
+    for release in ("1.17", "1.18"):
+        informer = Informer(release, {"fifo": "delta", "resync": 10})
+        informer.waiting(*sequence)
+        answer = informer.send(relist)["result"]
+        told[release] = sorted(c["handler"] for c in answer["calls"] if c["rv"] == "5")
+        assert answer["cache"] == [obj("a", 5)]  # the cache has it either way
+    assert told == {"1.17": ["h0"], "1.18": ["h0", "h1"]}
+
+
 # -- backoff_between_passes (INF-9, v1.18) and backoff_reset_since_last_reset (v1.36) -----
 
 
