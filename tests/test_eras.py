@@ -279,6 +279,12 @@ def test_conform_refuses_an_unmodelled_release_with_a_usage_error(
     err = capsys.readouterr().err
     assert status == EXIT_USAGE, err
     assert "--release: client-go 1.16 is older than" in err and "1.17" in err
+    try:
+        status = main(["conform", "--release", "1.17", "--from-spec", "Informer", "--", "true"])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert status == EXIT_USAGE and "--release does not apply to --from-spec" in err, err
 
 
 def test_the_reference_adapter_refuses_an_unmodelled_release(

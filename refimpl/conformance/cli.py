@@ -459,6 +459,11 @@ def _check_used(args: argparse.Namespace) -> None:
             "--component does not apply to --from-spec: each model names the components "
             "it walks (narrow with the MODEL names instead)"
         )
+    if args.from_spec and args.release:
+        raise UsageError(
+            "--release does not apply to --from-spec: the walks check the TLA+ models, "
+            "which describe the newest client-go"
+        )
 
 
 def _check_options(config: Config) -> None:
