@@ -22,6 +22,7 @@ NEUTRAL = {
     "refimpl.watch",
     "refimpl.blocking",
     "refimpl.clock",
+    "refimpl.eras",
     "refimpl._typing",
 }
 

@@ -32,7 +32,7 @@ from typing import Any, Generic, Literal, Protocol
 
 from refimpl._typing import TypeVar
 from refimpl.cache.delta_fifo import DeltaFIFOCore
-from refimpl.cache.deltas import Delta, TransformFunc
+from refimpl.cache.deltas import Delta, DeltaType, TransformFunc
 from refimpl.cache.error_report import ErrorReporter
 from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.listwatch import ListerWatcher
@@ -52,6 +52,7 @@ from refimpl.cache.real_fifo import RealFIFO, RealFIFOCore
 from refimpl.cache.reflector import ListMode, Reflector, ReflectorStore, SteppedReflector
 from refimpl.cache.store import Indexer, TypedIndexFunc
 from refimpl.clock import Clock
+from refimpl.eras import LATEST, Era
 from refimpl.meta import Object, meta_namespace_key_func, split_meta_namespace_key
 
 __all__ = [
@@ -94,9 +95,13 @@ class FifoMode(enum.StrEnum):
 
 
 def new_fifo_core(
-    mode: FifoMode, indexer: Indexer[Any], transform: TransformFunc | None = None
+    mode: FifoMode,
+    indexer: Indexer[Any],
+    transform: TransformFunc | None = None,
+    era: Era = LATEST,
 ) -> RealFIFOCore | DeltaFIFOCore:
-    """The FIFO core an informer of ``mode`` uses (client-go ``newQueueFIFO``)."""
+    """The FIFO core an informer of ``mode`` uses (client-go ``newQueueFIFO``; up to
+    v1.17 ``NewDeltaFIFO``, without ``Replaced`` deltas)."""
     if mode is FifoMode.REAL_ATOMIC:
         return RealFIFOCore(
             key_func=meta_namespace_key_func,
@@ -110,7 +115,9 @@ def new_fifo_core(
             key_func=meta_namespace_key_func, known_objects=indexer, transformer=transform
         )
     return DeltaFIFOCore(
-        known_objects=indexer, emit_delta_type_replaced=True, transformer=transform
+        known_objects=indexer,
+        emit_delta_type_replaced=era.emit_delta_type_replaced,
+        transformer=transform,
     )
 
 
@@ -244,6 +251,7 @@ class InformerCore(Generic[ObjT]):
         threaded_listeners: bool = False,
         on_applied: Callable[[AppliedKind, object, object | None], None] | None = None,
         on_synced: Callable[[], None] | None = None,
+        era: Era = LATEST,
     ) -> None:
         check_period_value("resync_period", resync_period)
         if not isinstance(name, str):
@@ -257,6 +265,11 @@ class InformerCore(Generic[ObjT]):
         self.clock = clock
         self._seed = seed
         self.fifo_mode = FifoMode(fifo_mode)
+        #: The client-go release line its reflector decides like (refimpl/eras.py).
+        self.era = era
+        #: Up to v1.17, while a delta is processed: whether it is a Sync delta, which
+        #: decided its notification's sync (None: the resourceVersion rule decides).
+        self._sync_delta: bool | None = None
         self.list_mode = ListMode(list_mode)
         #: Pop RealFIFO entries in batches (DeltaFIFO always pops one key).
         self.batch = batch
@@ -278,7 +291,7 @@ class InformerCore(Generic[ObjT]):
         self.process_errors: list[BaseException] = []
 
     def _new_fifo_core(self, transform: TransformFunc | None) -> RealFIFOCore | DeltaFIFOCore:
-        return new_fifo_core(self.fifo_mode, self.indexer, self._reported(transform))
+        return new_fifo_core(self.fifo_mode, self.indexer, self._reported(transform), self.era)
 
     def _reported(self, transform: TransformFunc | None) -> TransformFunc | None:
         """``transform``, reporting what it raises before the FIFO fails the list.
@@ -327,6 +340,7 @@ class InformerCore(Generic[ObjT]):
             seed=self._seed,
             should_resync=self.processor.should_resync,
             use_watch_list=self.list_mode is ListMode.WATCH_LIST,
+            era=self.era,
         )
 
     # -- processing ---------------------------------------------------------------------
@@ -357,11 +371,27 @@ class InformerCore(Generic[ObjT]):
         if self.step_hook is not None:
             self.step_hook("popped", deltas)
         try:
-            single(self, self.indexer, deltas, initial)
+            if self.era.emit_delta_type_replaced:
+                single(self, self.indexer, deltas, initial)
+            else:
+                self._process_sync_by_delta_type(single, deltas, initial)
         except Exception as err:
             self._process_failed(err)
         self._check_synced()
         return deltas
+
+    def _process_sync_by_delta_type(
+        self, single: ProcessFunc, deltas: Sequence[Delta], initial: bool
+    ) -> None:
+        """Up to v1.17 ``HandleDeltas`` took a notification's sync from the delta type:
+        every ``Sync`` delta -- a resync, but also each item of a relist, added or
+        updated -- reached only the handlers due for resync (#86015)."""
+        try:
+            for delta in deltas:
+                self._sync_delta = delta.type is DeltaType.SYNC
+                single(self, self.indexer, [delta], initial)
+        finally:
+            self._sync_delta = None
 
     def process_taken(
         self,
@@ -421,7 +451,7 @@ class InformerCore(Generic[ObjT]):
     def on_add(self, obj: object, is_in_initial_list: bool) -> None:
         if self.on_applied is not None:
             self.on_applied("add", obj, None)
-        self.processor.distribute(AddNotification(obj, is_in_initial_list), False)
+        self.processor.distribute(AddNotification(obj, is_in_initial_list), bool(self._sync_delta))
         if self.step_hook is not None:
             self.step_hook("distributed", ())
 
@@ -429,7 +459,8 @@ class InformerCore(Generic[ObjT]):
         if self.on_applied is not None:
             self.on_applied("update", new, old)
         # Same resourceVersion: a resync (or a relist of an unchanged object).
-        self.processor.distribute(UpdateNotification(old, new), is_resync_update(old, new))
+        sync = is_resync_update(old, new) if self._sync_delta is None else self._sync_delta
+        self.processor.distribute(UpdateNotification(old, new), sync)
         if self.step_hook is not None:
             self.step_hook("distributed", ())
 

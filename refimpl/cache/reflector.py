@@ -70,6 +70,7 @@ from refimpl.apierrors import (
     is_too_many_requests,
 )
 from refimpl.clock import Clock, RealClock, check_duration
+from refimpl.eras import LATEST, Era
 from refimpl.meta import ListOptions, ListResult, Object, deletion_handling_meta_namespace_key_func
 from refimpl.watch import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, WatchEvent, WatchTimeout
 
@@ -78,6 +79,7 @@ from .reflector_backoff import BACKOFF_RESET, DEFAULT_BACKOFF, Backoff, DelayWit
 
 __all__ = [
     "DEFAULT_MIN_WATCH_TIMEOUT",
+    "UNTIL_PERIOD",
     "VERY_SHORT_WATCH",
     "Answer",
     "EventAnswer",
@@ -116,6 +118,9 @@ T = TypeVar("T")
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0
 #: A watch that ends cleanly within this many seconds with no event is an error.
 VERY_SHORT_WATCH = 1.0
+#: Up to v1.17 the reflector's ``Run`` was ``wait.Until`` with a 1 s period: the same
+#: wait after every pass, no growth, no jitter (refimpl/eras.py).
+UNTIL_PERIOD = Backoff(duration=1.0)
 
 
 def is_very_short_watch(elapsed: float) -> bool:
@@ -256,10 +261,12 @@ class ReflectorCore:
     for the last synced RV, or "" once that was answered 410 / too large (the flag is
     cleared by the next successful list); the last synced RV is never taken from the
     synthetic ADDED events of a watch started at ""/"0" before a non-ADDED event.
+    ``era`` is the client-go release line it decides like (refimpl/eras.py).
     """
 
     __slots__ = (
         "_internal_retry",
+        "era",
         "is_last_sync_resource_version_unavailable",
         "last_sync_resource_version",
         "max_internal_error_retry_duration",
@@ -268,7 +275,11 @@ class ReflectorCore:
     )
 
     def __init__(
-        self, *, watch_list_page_size: int = 0, max_internal_error_retry_duration: float = 0.0
+        self,
+        *,
+        watch_list_page_size: int = 0,
+        max_internal_error_retry_duration: float = 0.0,
+        era: Era = LATEST,
     ) -> None:
         if isinstance(watch_list_page_size, bool) or not isinstance(watch_list_page_size, int):
             raise TypeError(f"watch_list_page_size must be an int, got {watch_list_page_size!r}")
@@ -284,6 +295,7 @@ class ReflectorCore:
         self.watch_list_page_size = watch_list_page_size
         self.max_internal_error_retry_duration = max_internal_error_retry_duration
         self._internal_retry = self._new_internal_retry()
+        self.era = era
 
     def _new_internal_retry(self) -> RetryWithDeadline:
         return RetryWithDeadline(
@@ -369,8 +381,12 @@ class ReflectorCore:
         """A new ListAndWatch reached its watch loop: fresh internal-error window."""
         self._internal_retry = self._new_internal_retry()
 
-    @staticmethod
-    def after_watch_start_error(err: BaseException) -> NextStep:
+    def after_watch_start_error(self, err: BaseException) -> NextStep:
+        """What follows a watch request that failed with ``err``."""
+        if is_expired(err) and not self.era.relist_from_last_synced_rv_after_watch_410:
+            self.mark_unavailable()  # up to v1.17: the relist asks for ""
+        if is_too_many_requests(err) and not self.era.rewatch_after_429:
+            return NextStep.FAIL  # up to v1.21 only connection refused was retried
         return NextStep.BACKOFF_THEN_REWATCH if is_watch_error_retriable(err) else NextStep.FAIL
 
     def after_watch(self, err: BaseException | None, now: float) -> NextStep:
@@ -381,8 +397,10 @@ class ReflectorCore:
         if isinstance(err, StopRequested):
             return NextStep.STOP
         if is_expired(err):
+            if not self.era.relist_from_last_synced_rv_after_watch_410:
+                self.mark_unavailable()  # up to v1.17: the relist asks for ""
             return NextStep.RELIST  # at the last RV; the flag is not set here
-        if is_too_many_requests(err):
+        if is_too_many_requests(err) and self.era.rewatch_after_429:
             return NextStep.BACKOFF_THEN_REWATCH
         if is_internal_error(err) and self._internal_retry.should_retry(now):
             return NextStep.REWATCH
@@ -867,6 +885,7 @@ class _ReflectorBase:
         max_internal_error_retry_duration: float = 0.0,
         backoff: Backoff | None = None,
         watch_error_handler: Callable[[str, BaseException], None] | None = None,
+        era: Era = LATEST,
     ) -> None:
         check_duration(resync_period, "resync_period")
         if resync_period < 0:
@@ -889,13 +908,18 @@ class _ReflectorBase:
         self.core = ReflectorCore(
             watch_list_page_size=watch_list_page_size,
             max_internal_error_retry_duration=max_internal_error_retry_duration,
+            era=era,
         )
+        if backoff is None:
+            # Up to v1.17 ``wait.Until`` waited its fixed period (1 s) between passes.
+            backoff = DEFAULT_BACKOFF if era.backoff_between_passes else UNTIL_PERIOD
         #: The backoff before each retry of ListAndWatch (a driver may wrap it).
         self.delay: Callable[[], float] = DelayWithReset(
-            backoff if backoff is not None else DEFAULT_BACKOFF,
+            backoff,
             clock=self._clock,
             reset_interval=BACKOFF_RESET,
             rng=self._rng,
+            since_last_backoff=not era.backoff_reset_since_last_reset,
         )
         self._should_resync = should_resync
         self._use_watch_list = use_watch_list

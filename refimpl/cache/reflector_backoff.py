@@ -114,9 +114,12 @@ class DelayWithReset:
 
     Each call returns the next delay. If more than ``reset_interval`` has passed since
     the last *reset* (initially: construction), the backoff restarts from its initial
-    parameters first (v1.36+ rule; older client-go measured from the previous call).
-    As in Go: ``factor <= 0`` gives a plain backoff that never resets;
-    ``reset_interval <= 0`` gives a constant (jittered) delay.
+    parameters first (v1.36+ rule). With ``since_last_backoff`` the quiet time is
+    measured from the previous call instead, as v1.18-v1.35's
+    ``exponentialBackoffManagerImpl.getNextBackoff`` did (refimpl/eras.py,
+    ``backoff_reset_since_last_reset``): calls that keep coming never reset it. As in
+    Go: ``factor <= 0`` gives a plain backoff that never resets; ``reset_interval <= 0``
+    gives a constant (jittered) delay.
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class DelayWithReset:
         clock: Clock,
         reset_interval: float = BACKOFF_RESET,
         rng: random.Random | None = None,
+        since_last_backoff: bool = False,
     ) -> None:
         _check(max(reset_interval, 0.0), "reset_interval")  # negative is allowed, NaN not
         self._rng = rng if rng is not None else random.Random()
@@ -137,6 +141,7 @@ class DelayWithReset:
         self.current = backoff
         self.reset_interval = reset_interval
         self.last_reset = clock.now()
+        self.since_last_backoff = since_last_backoff
 
     def __call__(self) -> float:
         return self.next_delay(self._clock.now())
@@ -145,6 +150,8 @@ class DelayWithReset:
         """The delay for a retry decided at ``now`` (the clock-free form of ``()``)."""
         if self._resets and now - self.last_reset > self.reset_interval:
             self.current = self.initial
+            self.last_reset = now
+        if self.since_last_backoff:
             self.last_reset = now
         this, self.current = self.current.step(self._rng)
         return this

@@ -18,6 +18,7 @@ from refimpl.conformance.interrupt import interruptible
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import EXIT_USAGE, Config
 from refimpl.conformance.search.run import run
+from refimpl.eras import ReleaseError, era_of
 from refimpl.usage import UsageError
 
 __all__ = ["main", "register"]
@@ -131,6 +132,14 @@ def _what_to_compare(parser: argparse.ArgumentParser) -> None:
         help="the adapter is client-go itself: compare the orders client-go fixes exactly "
         "(items falling due at one instant leave the delay heap in its order), whether "
         "or not the adapter declares heap_order",
+    )
+    parser.add_argument(
+        "--release",
+        metavar="1.NN",
+        help="the client-go release line the adapter's informer follows (1.NN, v1.NN or "
+        "v0.NN; 1.17 or newer): the reference then does what that release did where "
+        "docs/invariants.md dates a change (default: the adapter's declared release, "
+        "else the newest)",
     )
 
 
@@ -336,6 +345,12 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
             return f"{name} must be > 0, got {value}"
     if args.max_examples < 1 or args.steps < 1:
         return "--max-examples and --steps must be >= 1"
+    release = args.release
+    if release is not None:
+        try:
+            release = era_of(release).name
+        except ReleaseError as exc:
+            return f"--release: {exc}"
     options: dict[str, Any] = {}
     for text in args.option:
         name, sep, value = text.partition("=")
@@ -357,6 +372,7 @@ def config_from_args(args: argparse.Namespace) -> Config | str:
         startup_timeout=args.startup_timeout,
         misuse=args.misuse,
         inputs=args.inputs,
+        release=release,
         exact=args.exact,
         shrink=not args.no_shrink,
         quick_shrink=args.quick_shrink,
@@ -442,6 +458,11 @@ def _check_used(args: argparse.Namespace) -> None:
         raise UsageError(
             "--component does not apply to --from-spec: each model names the components "
             "it walks (narrow with the MODEL names instead)"
+        )
+    if args.from_spec and args.release:
+        raise UsageError(
+            "--release does not apply to --from-spec: the walks check the TLA+ models, "
+            "which describe the newest client-go"
         )
 
 

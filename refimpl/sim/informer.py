@@ -33,6 +33,7 @@ from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import SteppedReflector, WaitForEvent, WaitForList, WaitUntil
 from refimpl.cache.store import IndexFunc
 from refimpl.clock import FakeClock
+from refimpl.eras import LATEST, Era
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     Object,
@@ -96,6 +97,7 @@ class SimInformer(InformerCore):
         name: str = "informer",
         on_applied: Callable[[AppliedKind, object, object | None], None] | None = None,
         on_synced: Callable[[], None] | None = None,
+        era: Era = LATEST,
     ) -> None:
         super().__init__(
             lw,
@@ -109,6 +111,7 @@ class SimInformer(InformerCore):
             name=name,
             on_applied=on_applied,
             on_synced=on_synced,
+            era=era,
         )
         #: The FIFO core itself: nothing else drives it.
         self.fifo: RealFIFOCore | DeltaFIFOCore = self.fifo_core

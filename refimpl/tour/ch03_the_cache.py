@@ -20,6 +20,7 @@ from refimpl.apiserver import (
     ApiServer,
     ApiServerCore,
     ApiServerListerWatcher,
+    CoreWatch,
     RequestCounters,
     WatchListSupport,
 )
@@ -27,7 +28,15 @@ from refimpl.cache.handlers import ResourceEventHandlerFuncs
 from refimpl.cache.reflector_backoff import DEFAULT_BACKOFF, DelayWithReset
 from refimpl.cache.shared_informer import ListMode, SharedIndexInformer, wait_for_cache_sync
 from refimpl.clock import FakeClock
-from refimpl.meta import DeletedFinalStateUnknown, Object, meta_namespace_key_func
+from refimpl.eras import era_of
+from refimpl.meta import (
+    DeletedFinalStateUnknown,
+    ListOptions,
+    ListResult,
+    Object,
+    meta_namespace_key_func,
+)
+from refimpl.sim.informer import SimInformer
 from refimpl.tour import Claim, equal, experiment, holds
 from refimpl.tour.stack import ServerListerWatcher, SteppedInformer, run_until
 from refimpl.worker import process_next_work_item
@@ -287,6 +296,71 @@ def backoff_reset(passes: int = 10) -> list[Claim]:
             f"{sum(waited[:restart]):g}",
             "140.4",
             "s",
+        ),
+    ]
+
+
+#: How the tour writes a request for resourceVersion "" (the newest state, a quorum read).
+EMPTY_RV = '""'
+
+
+class _RecordingLW:
+    """A lister-watcher that writes down each request it passes on."""
+
+    def __init__(self, server: ApiServerCore) -> None:
+        self.inner = ApiServerListerWatcher(server)
+        self.requests: list[str] = []
+
+    def list(self, options: ListOptions) -> ListResult:
+        self.requests.append(f"list at {options.resource_version or EMPTY_RV}")
+        return self.inner.list(options)
+
+    def watch(self, options: ListOptions) -> CoreWatch:
+        self.requests.append(f"watch at {options.resource_version or EMPTY_RV}")
+        watch = self.inner.watch(options)
+        assert isinstance(watch, CoreWatch)
+        return watch
+
+
+def _third_request(release: str, fault: Callable[[ApiServerCore], object], early: bool) -> str:
+    """The request a synced informer of client-go ``release`` makes after its list and
+    its first watch request, with ``fault`` injected before it starts (``early``) or
+    once it watches; list + watch mode, 2 s steps (longer than a first backoff)."""
+    server = ApiServerCore()
+    server.create(Object("a", "default"))
+    lw = _RecordingLW(server)
+    clock = FakeClock()
+    informer = SimInformer(lw, clock=clock, fifo_mode="delta", era=era_of(release))
+    if early:
+        fault(server)
+    informer.start()
+    for step in range(3):
+        while informer.step_reflector():
+            pass
+        if step == 0 and not early:
+            fault(server)
+        clock.step(2.0)
+    return f"{release}: {lw.requests[2]}"
+
+
+@experiment(CHAPTER, "releases", "What did 1.17 do here? One watch failure, three releases")
+def releases() -> list[Claim]:
+    """The same failure under several client-go release lines (refimpl/eras.py): the
+    reference follows the newest unless told otherwise (``refimpl conform --release``)."""
+    gone = [_third_request(r, ApiServerCore.fail_watch, False) for r in ("1.17", "1.18", "1.37")]
+    busy = [_third_request(r, ApiServerCore.fail_next_watches, True) for r in ("1.21", "1.22")]
+    return [
+        equal(
+            "03.release-410",
+            "after a 410 on its watch, the informer's next request, by release",
+            "; ".join(gone),
+            '1.17: list at ""; 1.18: list at 2; 1.37: list at 2',
+        ),
+        equal(
+            "03.release-429",
+            "after a 429 answered its watch request, the next request, by release",
+            "; ".join(busy),
+            "1.21: list at 2; 1.22: watch at 2",
         ),
     ]
 

@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 from refimpl.conformance.protocol import MAX_LINE_BYTES, encode, error_response
 from refimpl.conformance.reference.dispatch import ReferenceDriver
+from refimpl.eras import LATEST, ReleaseError, era_of
 
 __all__ = ["main", "serve"]
 
@@ -43,17 +44,32 @@ def serve(driver: ReferenceDriver, stdin: BinaryIO, stdout: BinaryIO) -> int:
         stdout.flush()
 
 
+USAGE = (
+    "usage: python -m refimpl.conformance.reference.adapter [--no-observe] [--release 1.NN]\n"
+    "  --no-observe    declare no observations carried by a call "
+    "(docs/protocol.md): every check is a request of its own\n"
+    "  --release 1.NN  behave like that client-go release line and declare it "
+    "(refimpl/eras.py)"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args not in ([], ["--no-observe"]):
-        print(
-            "usage: python -m refimpl.conformance.reference.adapter [--no-observe]\n"
-            "  --no-observe  declare no observations carried by a call "
-            "(docs/protocol.md): every check is a request of its own",
-            file=sys.stderr,
-        )
+    args = list(sys.argv[1:] if argv is None else argv)
+    observe = "--no-observe" not in args
+    args = [a for a in args if a != "--no-observe"]
+    era = LATEST
+    try:
+        if args[:1] == ["--release"] and len(args) == 2:
+            era = era_of(args.pop())
+            args.clear()
+    except ReleaseError as exc:
+        print(f"{exc}\n{USAGE}", file=sys.stderr)
         return 2
-    driver = ReferenceDriver(observe=not args)
+    if args:
+        print(USAGE, file=sys.stderr)
+        return 2
+    driver = ReferenceDriver(observe=observe)
+    driver.era = era
     return serve(driver, sys.stdin.buffer, sys.stdout.buffer)
 
 

@@ -52,6 +52,7 @@ from refimpl.conformance.reference.workqueue import (
     WorkqueueComponent,
     build_limiter,
 )
+from refimpl.eras import LATEST, Era
 from refimpl.workqueue.core import QueueCore
 from refimpl.workqueue.delaying_core import DelayingCore
 from refimpl.workqueue.rate_limiters import NsRateLimiter
@@ -152,6 +153,9 @@ class ReferenceDriver:
         #: Work queue components whose adapter declared ``heap_order``: the harness
         #: compares their equal-deadline order exactly (see WorkqueueComponent).
         self.heap_order: frozenset[str] = frozenset()
+        #: The client-go release line the informer follows (refimpl/eras.py); the
+        #: harness sets the adapter's, the reference adapter process takes --release.
+        self.era: Era = LATEST
         #: Each request ``op`` and the code that carries it out.
         self.ops: dict[str, Callable[[dict[str, Any], dict[str, Any] | None], Any]] = {
             "hello": self._hello,
@@ -199,13 +203,16 @@ class ReferenceDriver:
             if self.observe:
                 components[name]["observe"] = list(reads)
         if protocol >= 2:
+            modes = self.era.fifo_modes()
             components["informer"] = {
                 "methods": list(COMPONENTS["informer"]),
-                "behaves_like": list(self.parts.informer.modes),
+                "behaves_like": [m for m in self.parts.informer.modes if m in modes],
                 "initial": True,
                 "resync": True,
                 "watch_list": True,
             }
+            if self.era != LATEST:
+                components["informer"]["release"] = self.era.name
         return {
             "protocol": protocol,
             "name": self.name,
@@ -369,4 +376,6 @@ class ReferenceDriver:
         return RealFIFOComponent(options, self.parts.cache)
 
     def _informer(self, component: str, options: dict[str, Any]) -> Component:
-        return InformerComponent(options, self.clock, self.parts.informer, steered=self.steered)
+        return InformerComponent(
+            options, self.clock, self.parts.informer, steered=self.steered, era=self.era
+        )

@@ -50,6 +50,7 @@ from refimpl.cache.store import Indexer
 from refimpl.clock import FakeClock, to_ns
 from refimpl.conformance.protocol import COMPONENTS, ProtocolError
 from refimpl.conformance.reference.cache import object_from_json, to_json
+from refimpl.eras import LATEST, Era
 from refimpl.meta import (
     DeletedFinalStateUnknown,
     ListOptions,
@@ -238,6 +239,7 @@ class _Informer(SimInformer):
             should_resync=self.processor.should_resync,
             use_watch_list=self.watch_list,
             watch_error_handler=lambda _name, _err: None,
+            era=self.era,
         )
         if self.parts.reflector_core is not None:
             reflector.core = self.parts.reflector_core()
@@ -308,13 +310,18 @@ class InformerComponent:
         parts: InformerParts,
         *,
         steered: bool = False,
+        era: Era = LATEST,
     ) -> None:
         resync = options.get("resync", 0)
         if isinstance(resync, bool) or not isinstance(resync, (int, float)) or resync < 0:
             raise ProtocolError("bad_request", f"'resync' must be seconds >= 0, got {resync!r}")
-        mode = options.get("fifo", str(FifoMode.REAL_ATOMIC))
-        if mode not in FIFO_MODES:
-            raise ProtocolError("bad_request", f"'fifo' must be one of {list(FIFO_MODES)}")
+        # The release's own FIFO when none is named (client-go's feature gates' defaults).
+        modes = era.fifo_modes()
+        mode = options.get("fifo", modes[0])
+        if mode not in modes:
+            raise ProtocolError(
+                "bad_request", f"'fifo' must be one of {list(modes)} (client-go {era.name})"
+            )
         watch_list = options.get("watch_list", False)
         if not isinstance(watch_list, bool):
             raise ProtocolError("bad_request", "'watch_list' must be a boolean")
@@ -330,6 +337,7 @@ class InformerComponent:
             resync_period=float(resync),
             name="conform",
             watch_list=watch_list,
+            era=era,
         )
         #: Following an adapter (in-process): backoffs never end by the clock.
         self.steered = steered

@@ -197,6 +197,9 @@ class Config:
     #: What the piece generators send: ``realistic`` (an honest server's history,
     #: search/history.py) or ``any`` (API-legal but unusual sequences).
     inputs: Literal["realistic", "any"] = "realistic"
+    #: The client-go release line the reference informer follows (``--release``; None:
+    #: the adapter's declared ``release``, else the newest; refimpl/eras.py).
+    release: str | None = None
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from refimpl.conformance.process import AdapterFailure
 from refimpl.conformance.search.config import (
+    EXIT_ADAPTER,
     EXIT_PASS,
     EXIT_USAGE,
     AbortRun,
@@ -22,10 +23,11 @@ from refimpl.conformance.search.report import (
     format_failure,
     format_table,
     load_inputs,
+    load_release,
     load_traces,
     save_findings,
 )
-from refimpl.conformance.search.session import Example, RunContext
+from refimpl.conformance.search.session import Example, RunContext, follow_release
 
 __all__ = ["REPRODUCES", "confirm_replay", "replay_file", "try_trace"]
 
@@ -100,9 +102,17 @@ def replay_file(ctx: RunContext, path: str, out: TextIO) -> int:
         traces = load_traces(path)
         # The report says which mode found the trace, not the replay's default.
         ctx.config.inputs = load_inputs(path) or ctx.config.inputs
+        # ... and the reference follows the release it followed then (--release wins).
+        saved = load_release(path)
+        if ctx.config.release is None and saved is not None:
+            ctx.config.release = saved
+            ctx.era = follow_release(ctx.hello, saved)
     except (OSError, ValueError) as exc:
         ctx.err.write(f"refimpl conform: cannot read {path}: {exc}\n")
         return EXIT_USAGE
+    except AdapterHandshakeError as exc:
+        ctx.err.write(f"refimpl conform: {path} was found with --release {saved}: {exc}\n")
+        return EXIT_ADAPTER
     status = EXIT_PASS
     failures: list[Failure] = []
     for number, trace in enumerate(traces, start=1):

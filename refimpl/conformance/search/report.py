@@ -379,6 +379,8 @@ def save_findings(path: str, failures: Sequence[Failure], config: Config) -> str
                 "findings": len(failures),
                 "inputs": config.inputs,
             }
+            if config.release is not None:
+                header["release"] = config.release  # what the reference followed
             fh.write(json.dumps(header) + "\n")
             for step in failure.steps:
                 fh.write(json.dumps(step.request) + "\n")
@@ -395,6 +397,14 @@ def load_inputs(path: str) -> Inputs | None:
         header = json.loads(fh.readline() or "null")
     found = header.get("inputs") if isinstance(header, dict) else None
     return next((mode for mode in INPUTS if mode == found), None)
+
+
+def load_release(path: str) -> str | None:
+    """The ``--release`` a saved trace was found with (None: not recorded)."""
+    with open(path, encoding="utf-8") as fh:
+        header = json.loads(fh.readline() or "null")
+    found = header.get("release") if isinstance(header, dict) else None
+    return found if isinstance(found, str) else None
 
 
 @dataclass

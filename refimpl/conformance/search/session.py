@@ -40,6 +40,7 @@ from refimpl.conformance.search.config import (
 from refimpl.conformance.search.informer_invariants import InformerChecker, observation_problem
 from refimpl.conformance.search.invariants import AnswerChecker, PoppedStore
 from refimpl.conformance.search.report import compact
+from refimpl.eras import LATEST, Era, ReleaseError, era_of, parse_release
 
 __all__ = [
     "ADAPTER_SIDE_ERRORS",
@@ -84,6 +85,7 @@ class Example:
         self.ref = ReferenceDriver(steered=True)
         self.ref.protocol = ctx.protocol
         self.ref.heap_order = ctx.heap_order()
+        self.ref.era = ctx.era
         self.trace: list[Step] = []
         self.checker = AnswerChecker()
         self.informer_checker = InformerChecker()
@@ -316,6 +318,9 @@ class RunContext:
             config.command, timeout=config.timeout, cwd=config.cwd, log=self.log_file
         )
         self.hello: dict[str, Any] = {}
+        #: The client-go release line the reference informer follows: ``--release``, or
+        #: the adapter's declared ``release``, or the newest (refimpl/eras.py).
+        self.era: Era = LATEST
         #: The protocol version the adapter agreed to (2, or 1 for an older adapter).
         self.protocol = PROTOCOL_VERSION
         self.need_restart = False
@@ -385,6 +390,7 @@ class RunContext:
         if problem:
             raise AdapterHandshakeError(f"bad handshake answer: {problem}")
         self.hello = response["result"]
+        self.era = follow_release(self.hello, self.config.release)
         self.need_restart = False
         return self.hello
 
@@ -583,7 +589,36 @@ def check_hello(result: Any, protocol: int = PROTOCOL_VERSION) -> str | None:
             not isinstance(modes, list) or not all(m in FIFO_MODES for m in modes)
         ):
             return f"informer 'behaves_like' must be null or a list of {list(FIFO_MODES)}"
+        release = informer.get("release")
+        try:
+            if release is not None:
+                parse_release(release)
+        except ReleaseError as exc:
+            return f"informer 'release': {exc}"
     return None
+
+
+def follow_release(hello: dict[str, Any], release: str | None) -> Era:
+    """The era the reference follows for this adapter (``release``: ``--release``, which
+    wins over the adapter's own), narrowing its informer's ``behaves_like`` to the FIFO
+    generations that release has. Raises AdapterHandshakeError when none is left."""
+    caps = hello.get("components", {}).get("informer")
+    if not isinstance(caps, dict):
+        return LATEST
+    named = release if release is not None else caps.get("release")
+    if named is None:
+        return LATEST
+    era = era_of(named)
+    modes = caps.get("behaves_like")
+    if isinstance(modes, list):
+        kept = [m for m in modes if m in era.fifo_modes()]
+        if not kept:
+            raise AdapterHandshakeError(
+                f"the informer behaves like {modes}, none of which client-go {era.name} has "
+                f"(it has {list(era.fifo_modes())})"
+            )
+        caps["behaves_like"] = kept
+    return era
 
 
 def drain_popped(
