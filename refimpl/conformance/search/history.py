@@ -12,9 +12,10 @@ server model (:mod:`~refimpl.conformance.search.informer_machine`) keeps its obj
 rv in one.
 
 :func:`realistic` says whether a list of requests could have come from such a history
-(the minimizer keeps a realistic trace realistic with it); :func:`informer_shapes`
-names the rare informer interleavings a trace contains (``benchmarks/conformance.py
---shapes`` counts them). Ports nothing; docs/conformance.md describes both modes.
+(the minimizer keeps a realistic trace realistic with it); :func:`informer_shapes` and
+:func:`cache_shapes` name the rare shapes an informer or a cache piece's trace contains
+(``benchmarks/conformance.py --shapes`` counts them). Ports nothing;
+docs/conformance.md describes both modes.
 """
 
 from __future__ import annotations
