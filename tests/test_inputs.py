@@ -7,7 +7,10 @@
   check can fail: ``any`` generates unrealistic ones;
 - the minimizer keeps a realistic finding realistic, and the report and the saved trace
   say the mode;
-- :func:`~refimpl.conformance.search.history.informer_shapes` names each rare shape.
+- :func:`~refimpl.conformance.search.history.informer_shapes` and
+  :func:`~refimpl.conformance.search.history.cache_shapes` name each rare shape, and the
+  generators reach the ones #30 added (several index values and a change in their
+  number, handlers of their own resync period, a key listed twice with ``any``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import pytest
 from conform_helpers import run_conform
 from generated_requests import COMPONENTS, EXAMPLES, digest, generated
 
-from refimpl.conformance.search.history import History, informer_shapes, realistic
+from refimpl.conformance.search.history import History, cache_shapes, informer_shapes, realistic
 from refimpl.conformance.search.report import load_inputs
 
 FIXTURE = Path(__file__).with_name("fixtures") / "inputs_any.json"
@@ -109,6 +112,56 @@ def test_informer_shapes_names_each_rare_interleaving() -> None:
     readded += [call("watch_error", reason="internal"), call("list_reply", objects=[a4], rv="5")]
     assert informer_shapes(readded) == {"relist_changes"}
     assert informer_shapes(trace[:3]) == set()
+
+
+def test_informer_shapes_names_a_handler_of_its_own_period_and_a_relist_after_a_check() -> None:
+    a2, a4 = History.make("a", 2, {}), History.make("a", 4, {"team": "red"})
+    create = {"op": "create", "component": "informer", "options": {"resync": 10.0}}
+    trace = [create, call("add_handler", name="h0", resync=None), call("start")]
+    trace += [call("list_reply", objects=[a2], rv="2"), call("watch_open")]
+    # Every handler at the informer's period is due at every check: not the shape.
+    assert informer_shapes(trace) == set()
+    trace += [call("add_handler", name="h1", resync=0)]
+    assert informer_shapes(trace) == {"late_handler", "own_resync"}
+    relist = [call("watch_end", how="expired"), call("list_reply", objects=[a4], rv="4")]
+    # A relist with a change before any resync check fell due: not yet.
+    assert "resync_relist" not in informer_shapes(trace + relist)
+    checked = [*trace, {"op": "advance", "seconds": 10.0}, *relist]
+    assert "resync_relist" in informer_shapes(checked)
+    # An informer that never resyncs ignores the handlers' periods (client-go too).
+    quiet = [{**create, "options": {"resync": 0}}, *checked[1:]]
+    assert not {"own_resync", "resync_relist"} & informer_shapes(quiet)
+
+
+def test_cache_shapes_names_several_values_a_change_in_their_number_and_a_duplicate() -> None:
+    one, two = History.make("a", 2, {"team": "red"}), History.make("a", 3, {"team": "red"})
+    two["labels"] = {"team": "red", "tier": "web"}
+    assert cache_shapes([call("add", obj=one), call("update", obj=one)]) == set()
+    assert cache_shapes([call("add", obj=two)]) == {"several_values"}
+    changed = cache_shapes([call("add", obj=one), call("update", obj=two)])
+    assert changed == {"several_values", "values_change"}
+    relisted = cache_shapes([call("add", obj=two), call("replace", objs=[one], rv="3")])
+    assert relisted == {"several_values", "values_change"}
+    assert cache_shapes([call("replace", objs=[one, two], rv="3")]) >= {"duplicate_key"}
+
+
+@pytest.mark.parametrize(
+    ("component", "inputs", "shapes"),
+    [
+        ("store", "realistic", {"several_values", "values_change"}),
+        ("informer", "realistic", {"own_resync", "resync_relist"}),
+        ("store", "any", {"duplicate_key"}),
+    ],
+)
+def test_the_generators_reach_the_shapes_real_bugs_need(
+    component: str, inputs: str, shapes: set[str]
+) -> None:
+    # Before #30 the store's objects had at most one label and every handler the
+    # informer's resync period: neither store shape nor own_resync could occur.
+    examples = generated(component, 3, 50, inputs=inputs)
+    find = informer_shapes if component == "informer" else cache_shapes
+    reached = set().union(*(find(r) for r in examples))
+    assert shapes <= reached, f"seed 3, 50 examples: {sorted(reached)}"
 
 
 def test_a_realistic_finding_shrinks_to_a_realistic_trace(tmp_path: Path) -> None:

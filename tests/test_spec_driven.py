@@ -310,6 +310,7 @@ PASSES = {
     "add-after-no-dedup": ("WorkQueue", "the model has no AddAfter of a waiting key"),
     "non-positive-delay-waits": ("WorkQueue", "the model's AddAfter has no delay <= 0"),
     "sync-counts-entries": ("DeltaFIFO", "the model's lists hold each key once"),
+    "informer-relist-as-resync": ("Informer", "the model never resyncs; it has one handler"),
 }
 
 

@@ -20,6 +20,8 @@ from refimpl.cache.delta_fifo import DeltaFIFOCore
 from refimpl.cache.deltas import Delta, DeltaType, tombstone
 from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.informer_core import FifoMode
+from refimpl.cache.process_deltas import process_deltas
+from refimpl.cache.processor import UpdateNotification
 from refimpl.cache.real_fifo import RealFIFOCore
 from refimpl.cache.reflector import NextStep, ReflectorCore
 from refimpl.cache.store import Indexer, ThreadSafeMap
@@ -56,6 +58,9 @@ class Bug:
     #: spec-driven walks can, because it needs a request the random search never
     #: sends (pop_begin/pop_end: producers calling while Pop's process function runs)
     found_by: str = "search"
+    #: The ``--inputs`` that reach it: "any" for a bug only a list naming one key twice
+    #: shows, which no API server sends (docs/conformance.md, "Realistic inputs").
+    inputs: str = "realistic"
 
 
 # --------------------------------------------------------------------------- queue
@@ -434,6 +439,25 @@ class UpdateKeepsOldIndexEntries(ThreadSafeMap):
                 index.setdefault(value, set()).add(key)
 
 
+class UpdateDropsSharedValue(ThreadSafeMap):
+    """Update files the key under its new values, then removes it from its old ones: a
+    value in both loses the key (an update from one value to two, kubernetes PR
+    #109137). The one-value-unchanged shortcut hides it from single-valued indexes."""
+
+    def _apply(self, key: str, plan: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> None:
+        for name, old_values, new_values in plan:
+            if len(old_values) == 1 and new_values == old_values:
+                continue
+            index = self.indices.setdefault(name, {})
+            for value in new_values:
+                index.setdefault(value, set()).add(key)
+            for value in old_values:
+                keys = index.get(value, set())
+                keys.discard(key)
+                if not keys:
+                    index.pop(value, None)
+
+
 class ReplaceMerges(ThreadSafeMap):
     """Replace upserts the new items but keeps the ones missing from the list."""
 
@@ -441,6 +465,17 @@ class ReplaceMerges(ThreadSafeMap):
         for key, obj in items.items():
             self.update(key, obj)
         self.rv = resource_version
+
+
+class ReplaceFirstDuplicateWins(Indexer):
+    """Replace keeps the first object of a key the list names twice: a port that skips
+    keys it has seen (client-go fills a map in list order, so the last one wins)."""
+
+    def replace(self, objects: Sequence[object], resource_version: str) -> None:
+        first: dict[str, object] = {}
+        for obj in objects:
+            first.setdefault(self._key(obj), obj)
+        super().replace(list(first.values()), resource_version)
 
 
 def _indexer_with(cls: type[ThreadSafeMap]) -> Callable[..., Indexer]:
@@ -648,6 +683,7 @@ _ALL += [
         "the first Replace counts list entries instead of distinct keys",
         "kubernetes PR #96797: with duplicates HasSynced never became true",
         _cache(delta_fifo=SyncCountsEntries),
+        inputs="any",
     ),
     Bug(
         "real-fifo-drops-unknown-delete",
@@ -679,6 +715,23 @@ _ALL += [
         "Update adds the new index values but leaves the key under the old ones",
         "thread_safe_store.go updateSingleIndex removes old values first",
         _cache(indexer=_indexer_with(UpdateKeepsOldIndexEntries)),
+    ),
+    Bug(
+        "update-drops-shared-index-value",
+        "store",
+        "an update that changes how many index values an object has drops the key from "
+        "the values the old and new objects share",
+        "kubernetes PR #109137: an update from one label value to two lost the first",
+        _cache(indexer=_indexer_with(UpdateDropsSharedValue)),
+    ),
+    Bug(
+        "replace-first-duplicate-wins",
+        "store",
+        "Replace keeps the first of two objects with one key, not the last",
+        "thread_safe_store.go / store.go Replace fill a map in list order (the last "
+        "wins); needs a list naming a key twice (--inputs any)",
+        _cache(indexer=ReplaceFirstDuplicateWins),
+        inputs="any",
     ),
     Bug(
         "replace-merges",
@@ -741,6 +794,25 @@ class RewatchFromListRV(ReflectorCore):
         return False
 
 
+def _relist_as_resync(
+    handler: ResourceEventHandler, store: Indexer, deltas: Sequence[Delta], initial: bool
+) -> None:
+    """processDeltas before kubernetes PR #86015: every update from a Sync or Replaced
+    delta is a resync, so a relist's changed object reaches only the handlers due for a
+    resync at the last check (the fix compares resourceVersions instead)."""
+    for delta in deltas:
+        if delta.type in (DeltaType.SYNC, DeltaType.REPLACED) and isinstance(handler, SimInformer):
+            old, exists = store.get(delta.object)
+            if exists:
+                store.update(delta.object)
+                handler.processor.distribute(UpdateNotification(old, delta.object), True)
+                run = getattr(handler, "run_handlers", None)
+                if callable(run):
+                    run()  # the reference runs handlers where it distributes
+                continue
+        process_deltas(handler, store, [delta], initial)
+
+
 def _synced_at_relist(informer: SimInformer) -> bool:
     return informer.lists > 0
 
@@ -787,6 +859,12 @@ INFORMER_BUG_PARTS: dict[str, tuple[str, str, Callable[[Parts], None]]] = {
         "every re-watch starts from the last list's resourceVersion",
         "reflector.go records each event's resourceVersion; older ones replay events (REF-3)",
         _informer(reflector_core=RewatchFromListRV),
+    ),
+    "informer-relist-as-resync": (
+        "a relist's changed object reaches only the handlers due for a resync",
+        "kubernetes PR #86015: relist updates were resync updates; shared_informer.go "
+        "now treats only an unchanged resourceVersion as a resync",
+        _informer(process=_relist_as_resync, modes=("delta",)),
     ),
     "informer-synced-before-processing": (
         "has_synced turns true when the first list reaches the queue, not the cache",

@@ -12,9 +12,10 @@ server model (:mod:`~refimpl.conformance.search.informer_machine`) keeps its obj
 rv in one.
 
 :func:`realistic` says whether a list of requests could have come from such a history
-(the minimizer keeps a realistic trace realistic with it); :func:`informer_shapes`
-names the rare informer interleavings a trace contains (``benchmarks/conformance.py
---shapes`` counts them). Ports nothing; docs/conformance.md describes both modes.
+(the minimizer keeps a realistic trace realistic with it); :func:`informer_shapes` and
+:func:`cache_shapes` name the rare shapes an informer or a cache piece's trace contains
+(``benchmarks/conformance.py --shapes`` counts them). Ports nothing;
+docs/conformance.md describes both modes.
 """
 
 from __future__ import annotations
@@ -22,11 +23,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from refimpl.cache.processor import determine_resync_period, handler_resync_period
+
 __all__ = [
+    "CACHE_SHAPES",
     "INPUTS",
     "SHAPES",
     "History",
     "Inputs",
+    "cache_shapes",
     "informer_shapes",
     "object_key",
     "realistic",
@@ -184,12 +189,54 @@ def realistic(component: str, requests: Sequence[dict[str, Any]]) -> str | None:
     return None
 
 
-#: The rare informer interleavings #25 asks the generator to reach often:
+#: The rare informer interleavings the generator must reach often (#25, #30):
 #: ``expired_watch``: a watch request answered 410 while the informer waits on it;
 #: ``unseen_delete``: an object deleted at the server while the informer was not
 #: watching (seen as a relist that no longer holds it); ``relist_changes``: a relist
-#: that drops, changes or re-adds objects; ``late_handler``: a handler added after start.
-SHAPES = ("expired_watch", "unseen_delete", "relist_changes", "late_handler")
+#: that drops, changes or re-adds objects; ``late_handler``: a handler added after start;
+#: ``own_resync``: a resyncing informer with a handler of its own period, so not due at
+#: every resync check (it never resyncs, or less often); ``resync_relist``: that, then a
+#: resync check falls due, then a relist that changes an object (kubernetes PR #86015:
+#: the change reached only the handlers due for a resync at the last check).
+SHAPES = (
+    "expired_watch",
+    "unseen_delete",
+    "relist_changes",
+    "late_handler",
+    "own_resync",
+    "resync_relist",
+)
+
+
+class _Resyncs:
+    """The handlers' resync periods as an informer settles them (client-go's
+    AddEventHandlerWithResyncPeriod rules, refimpl/cache/processor.py), and the time
+    since start, so a trace shows when a resync check first falls due."""
+
+    def __init__(self, default: float) -> None:
+        self.check = default
+        self.default = default
+        self.requested: list[float] = []
+        self.started_at: float | None = None
+        self.now = 0.0
+
+    def add(self, resync: object) -> None:
+        requested = float(resync) if isinstance(resync, int | float) else None
+        period, self.check = handler_resync_period(
+            requested, self.default, self.check, self.started_at is not None
+        )
+        self.requested.append(period)
+
+    def differ(self) -> bool:
+        """The informer resyncs and some handler is not due at every check: it never
+        resyncs or its period is longer than the check period."""
+        periods = {determine_resync_period(p, self.check) for p in self.requested}
+        return self.check > 0 and periods != {self.check}
+
+    def checked(self) -> bool:
+        """A resync check has fallen due since start (while handlers differ)."""
+        started = self.started_at
+        return started is not None and self.check > 0 and self.now - started >= self.check
 
 
 def informer_shapes(requests: Sequence[dict[str, Any]]) -> set[str]:
@@ -197,13 +244,23 @@ def informer_shapes(requests: Sequence[dict[str, Any]]) -> set[str]:
     found: set[str] = set()
     known: dict[str, int] = {}  # what the informer last learnt of each live key
     gone: set[str] = set()  # keys it learnt were deleted
-    listed, started = False, False
+    listed = False
+    resyncs = _Resyncs(0.0)
     for request in requests:
         method, args = request.get("method"), request.get("args") or {}
-        if method == "start":
-            started = True
-        elif method == "add_handler" and started:
-            found.add("late_handler")
+        if request.get("op") == "create":
+            resync = (request.get("options") or {}).get("resync", 0)
+            resyncs = _Resyncs(float(resync) if isinstance(resync, int | float) else 0.0)
+        elif request.get("op") == "advance" and isinstance(request.get("seconds"), int | float):
+            resyncs.now += float(request["seconds"])
+        elif method == "start":
+            resyncs.started_at = resyncs.now
+        elif method == "add_handler":
+            if resyncs.started_at is not None:
+                found.add("late_handler")
+            resyncs.add(args.get("resync"))
+            if resyncs.differ():
+                found.add("own_resync")
         elif method == "watch_error" and args.get("reason") == "expired":
             found.add("expired_watch")
         elif method == "watch_event" and isinstance(args.get("object"), dict):
@@ -221,6 +278,53 @@ def informer_shapes(requests: Sequence[dict[str, Any]]) -> set[str]:
                 found.add("unseen_delete")
             if listed and (dropped or changed or (set(now) & gone)):
                 found.add("relist_changes")
+            if listed and changed and resyncs.differ() and resyncs.checked():
+                found.add("resync_relist")
             gone = (gone | dropped) - set(now)
             known, listed = now, True
+    return found
+
+
+#: The rare shapes of the cache pieces' traces (#30): ``several_values``: an object
+#: with two or more values of one index function (``labels``); ``values_change``: a
+#: write that changes how many values an object has, with several on one side (an
+#: update from one value to two used to drop the key from the shared one: kubernetes PR
+#: #109137); ``duplicate_key``: one ``replace`` listing a key twice (only ``--inputs
+#: any``: no API server sends it; kubernetes PR #96797 needed it).
+CACHE_SHAPES = ("several_values", "values_change", "duplicate_key")
+
+
+def _values(obj: object) -> int:
+    labels = obj.get("labels") if isinstance(obj, dict) else None
+    return len(labels) if isinstance(labels, dict) else 0
+
+
+def cache_shapes(requests: Sequence[dict[str, Any]]) -> set[str]:
+    """Which of :data:`CACHE_SHAPES` the store or FIFO trace ``requests`` contains."""
+    found: set[str] = set()
+    stored: dict[str, int] = {}  # how many label values each written key has
+
+    def write(obj: dict[str, Any]) -> None:
+        key, count = object_key(obj), _values(obj)
+        if count >= 2:
+            found.add("several_values")
+        if key in stored and stored[key] != count and max(stored[key], count) >= 2:
+            found.add("values_change")
+        stored[key] = count
+
+    for request in requests:
+        method, args = request.get("method"), request.get("args") or {}
+        obj = args.get("obj")
+        if method in ("add", "update") and isinstance(obj, dict):
+            write(obj)
+        elif method == "delete" and isinstance(obj, dict):
+            stored.pop(object_key(obj), None)
+        elif method == "replace":
+            objs = [o for o in args.get("objs") or [] if isinstance(o, dict)]
+            if len({object_key(o) for o in objs}) < len(objs):
+                found.add("duplicate_key")
+            for o in objs:
+                write(o)
+            listed = {object_key(o) for o in objs}
+            stored = {k: v for k, v in stored.items() if k in listed}
     return found

@@ -17,10 +17,12 @@ testing may leave it out, what the informer must be waiting for, its request or 
 it does); :class:`InformerMachine` reads it, and :func:`make_informer_machine`
 subclasses it for one adapter with the create options that adapter allows. With
 realistic inputs (the default) an example draws a factor per action for its weight
-(swarm testing) and :data:`RARE_ACTIONS` join the table, so a 410 on the watch request
-and a delete the informer cannot see come up often; ``--inputs any`` generates what it
-did before (coins leaving optional actions out). The table's order, weights and
-strategies are what a seed generates. Ports nothing.
+(swarm testing) and :data:`RARE_ACTIONS` join the table, so a 410 on the watch request,
+a delete the informer cannot see and a change only a relist after a resync check shows
+come up often; each handler gets its own resync period (:data:`HANDLER_RESYNCS`) and
+the informer resyncs in two examples of three. ``--inputs any`` generates what it did
+before (coins leaving optional actions out, every handler at the informer's period).
+The table's order, weights and strategies are what a seed generates. Ports nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ __all__ = ["ACTIONS", "Action", "InformerMachine", "ServerModel", "make_informer
 #: Keys the server writes, skewed: most examples touch one or two.
 NAMES = ["a", "b", "x/c", "x/d"]
 LABELS = [{}, {"team": "red"}]
+#: Realistic inputs: each handler's own resync period (``add_handler``'s ``resync``):
+#: the informer's default (null), none, longer or shorter than the default. Handlers
+#: that resync at different times are what kubernetes PR #86015 needed: a relist's
+#: changes were delivered only to the handlers due for a resync.
+HANDLER_RESYNCS: list[float | None] = [None, 0, 30.0, 5.0]
+#: The most handlers an example adds (two at create, late ones up to this).
+MAX_HANDLERS = 3
 FAULT_REASONS = ["expired", "internal", "too_many_requests"]
 WATCH_ENDS = ["clean", "expired", "internal", "reset"]
 #: Clock steps: to the reference's next deadline, or fixed amounts around client-go's
@@ -163,6 +172,8 @@ class InformerMachine(RuleBasedStateMachine):
         self.server = ServerModel()
         self.waiting: dict[str, Any] = {"op": "idle"}
         self.handlers = 0
+        #: Each handler's ``resync`` (realistic inputs; else every handler's is null).
+        self.periods: list[float | None] = []
         self.paused = False
         self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
         self.kinds: st.SearchStrategy[str] = st.sampled_from(self.plan.weighted)
@@ -176,7 +187,9 @@ class InformerMachine(RuleBasedStateMachine):
             self.server.stream = None
 
     def add_handler(self, raises: bool) -> None:
-        self.call("add_handler", name=f"h{self.handlers}", raises=raises, resync=None)
+        n = self.handlers
+        resync = self.periods[n] if n < len(self.periods) else None
+        self.call("add_handler", name=f"h{n}", raises=raises, resync=resync)
         self.handlers += 1
 
     def create(
@@ -188,9 +201,11 @@ class InformerMachine(RuleBasedStateMachine):
         coins: list[bool],
         paused: bool,
         weights: list[int] | None = None,
+        periods: list[float | None] | None = None,
     ) -> None:
         """The ``create`` step (the initialize rule), the handlers, then ``start``."""
         plan = self.plan
+        self.periods = list(periods or [])
         # Skew to few keys: one key half the time, all four rarely.
         self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
         if plan.swarm_weights and weights is not None:
@@ -283,7 +298,7 @@ class InformerMachine(RuleBasedStateMachine):
         self.advance(data.draw(ADVANCE_STEPS))
 
     def late_handler(self, data: st.DataObject) -> None:
-        if self.handlers < 3:
+        if self.handlers < MAX_HANDLERS:
             self.add_handler(self.plan.may_raise and data.draw(st.booleans()))
 
     def toggle_pause(self, data: st.DataObject) -> None:
@@ -302,6 +317,23 @@ class InformerMachine(RuleBasedStateMachine):
         live = sorted(self.server.objects)
         if self.waiting.get("op") != "watching" and live:
             self.server.write(data.draw(st.sampled_from(live)), {}, delete=True)
+            self.server.compact()
+
+    def missed_write(self, data: st.DataObject) -> None:
+        # A resync check falls due (if one is ahead), the watch ends with 410 and an
+        # object changes (or, one time in three, goes) before the relist: the handlers
+        # hear of it from the relist alone (kubernetes PR #86015 delivered such an update
+        # only to the handlers due for a resync at the last check; with processing
+        # paused, PR #115620's tombstone for a key still queued).
+        live = sorted(self.server.objects)
+        if live:
+            if self.ex.next_deadline() is not None:
+                self.advance("next")
+            if self.waiting.get("op") != "watching":
+                return
+            self.call("watch_end", how="expired")
+            key, labels = data.draw(st.sampled_from(live)), data.draw(LABEL_SETS)
+            self.server.write(key, labels, delete=data.draw(MISSED_DELETES))
             self.server.compact()
 
     def teardown(self) -> None:
@@ -326,6 +358,7 @@ class InformerMachine(RuleBasedStateMachine):
 LABEL_SETS = st.sampled_from(LABELS)
 ADVANCE_STEPS = st.sampled_from(ADVANCES)
 REASONS = st.sampled_from(FAULT_REASONS)
+MISSED_DELETES = st.sampled_from([False, False, True])
 
 #: The informer's actions, in the order they are offered to Hypothesis. An action is
 #: generated only if the methods it sends are offered and not skipped (--skip), so a
@@ -409,6 +442,13 @@ RARE_ACTIONS: tuple[Action, ...] = (
         does=InformerMachine.expire,
     ),
     Action("offline_delete", 3, does=InformerMachine.offline_delete),
+    Action(
+        "missed_write",
+        2,
+        sends=frozenset({"watch_end"}),
+        waiting="watching",
+        does=InformerMachine.missed_write,
+    ),
 )
 #: Realistic inputs: an example's factor for each action's weight, drawn per example
 #: (swarm testing); shrinks to the first (the table's weight). An optional action may
@@ -417,16 +457,19 @@ FACTORS = st.sampled_from([1, 0, 3])
 CORE_FACTORS = st.sampled_from([1, 3])
 
 
-def _create_options(caps: dict[str, Any]) -> dict[str, st.SearchStrategy[Any]]:
-    """The create options an example draws: resync (if the adapter offers it), the
-    FIFO generation (among those it behaves like), watch-list (if it offers it)."""
+def _create_options(caps: dict[str, Any], realistic: bool) -> dict[str, st.SearchStrategy[Any]]:
+    """The create options an example draws: resync (if the adapter offers it; with
+    realistic inputs two examples in three, so handlers' own periods matter), the FIFO
+    generation (among those it behaves like), watch-list (if it offers it)."""
     modes = [m for m in caps.get("behaves_like") or [] if isinstance(m, str)]
     narrowed = caps.get("option_values", {}).get("fifo")
     if isinstance(narrowed, list):
         modes = [m for m in modes if m in narrowed]
     resync_ok = bool(caps.get("resync"))
     options: dict[str, st.SearchStrategy[Any]] = {
-        "resync": st.sampled_from([0, 0, 10.0]) if resync_ok else st.just(0)
+        "resync": st.sampled_from([0, 10.0, 10.0] if realistic else [0, 0, 10.0])
+        if resync_ok
+        else st.just(0)
     }
     if modes:
         options["fifo"] = st.sampled_from(modes)
@@ -460,7 +503,7 @@ def make_informer_machine(
         swarm_weights=realistic,
     )
     arguments: dict[str, st.SearchStrategy[Any]] = {
-        "options": st.fixed_dictionaries(_create_options(caps)),
+        "options": st.fixed_dictionaries(_create_options(caps, realistic)),
         "handlers": st.integers(1, 2),
         "raises": st.booleans(),
         "names": st.integers(1, len(NAMES)),
@@ -472,6 +515,9 @@ def make_informer_machine(
         # seed, and ``any`` must generate what it did before #25.
         factors = (FACTORS if a.optional else CORE_FACTORS for a in usable)
         arguments["weights"] = st.tuples(*factors).map(list)
+        if caps.get("resync"):
+            resyncs = st.sampled_from(HANDLER_RESYNCS)
+            arguments["periods"] = st.lists(resyncs, min_size=MAX_HANDLERS, max_size=MAX_HANDLERS)
     # Typed for keyword strategies only (the dict hides that it names no ``target``).
     initialize_rule: Callable[..., Callable[[Callable[..., None]], Any]] = initialize
     create = initialize_rule(**arguments)(InformerMachine.create)
