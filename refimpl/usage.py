@@ -71,7 +71,8 @@ exit status, the same in every command:
        the command's usage and one error line go to stderr
   {EXIT_INCONCLUSIVE}    inconclusive (sim run: drain limit with work pending; conform --from-spec)
   {EXIT_NO_JAR} / {EXIT_NO_JAVA} spec check|export|trace: no TLA2TOOLS_JAR / no java
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); conform ends its adapter and prints no verdict
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); conform ends its adapter, and its report ends
+       in INTERRUPTED: no verdict
   {EXIT_TERMINATED}  terminated (SIGTERM; conform: after ending its adapter's process group)
   {EXIT_BROKEN_PIPE}  the reader of stdout left (| head)
 Results go to stdout, every error message to stderr; no input ends in a traceback.
