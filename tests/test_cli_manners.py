@@ -9,6 +9,7 @@ that an unknown option gets their usage.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,41 @@ def test_conform_says_its_adapter_failed_on_stderr(capsys: pytest.CaptureFixture
     assert main(["conform", "--", "false"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "the adapter failed to start" in err
+
+
+def test_a_finding_is_printed_before_a_save_that_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 27: a --save that could not be written ended the run in a traceback, the
+    # counterexample unprinted. The folder is checked at the start; a write that still
+    # fails (a full disk) is said after the report, which stands.
+    import refimpl.conformance.search.run as search_run
+
+    def full_disk(*_: object) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(search_run, "save_findings", full_disk)
+    adapter = Path(__file__).resolve().parents[1] / "adapters" / "broken" / "adapter.py"
+    broken = [sys.executable, str(adapter), "--bug", "done-forgets-requeue"]
+    argv = ["conform", "--component", "queue", "--seed", "1", "--budget", "5"]
+    argv += ["--client-go", "none", "--no-progress", "--save", str(tmp_path / "t.jsonl")]
+    status = main([*argv, "--", *broken])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    finding, saved = out.index("replay on a fresh adapter"), out.index("could not save")
+    assert finding < saved and "No space left on device" in out[saved:], out
+
+
+def test_the_spec_group_says_which_actions_need_the_jar(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 27: `refimpl spec --help` said the group needs TLA2TOOLS_JAR; list and
+    # replay do not, and run without it.
+    with pytest.raises(SystemExit):
+        main(["spec", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "check, export and trace run TLC: they need TLA2TOOLS_JAR" in text, text
+    assert "list and replay need neither" in text, text
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    assert main(["spec", "list"]) == 0
+    assert "WorkQueue" in capsys.readouterr().out
