@@ -9,6 +9,7 @@ that an unknown option gets their usage.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -203,12 +204,36 @@ def test_every_subcommand_has_a_description(capsys: pytest.CaptureFixture[str]) 
     assert not missing, missing
 
 
-def test_conform_says_its_adapter_failed_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+#: Adapters that fail before the handshake ends (issue 27's list), and what is said.
+#: Refuses hello at protocol 2 and at the protocol 1 the harness then offers.
+REFUSE = "; ".join(
+    f'read l; echo \'{{"id":{n},"error":{{"kind":"unsupported","message":"no"}}}}\'' for n in (0, 1)
+)
+FAILING_ADAPTERS = [
+    (["false"], "adapter crashed"),  # exits at once
+    (["/nonexistent/adapter"], "cannot start"),  # missing
+    (["sh", "-c", "echo garbage; sleep 3"], "not a JSON line"),
+    (["sleep", "5"], "adapter hung"),
+    (["sh", "-c", REFUSE], "handshake refused"),
+]
+
+
+@pytest.mark.parametrize(("adapter", "says"), FAILING_ADAPTERS)
+def test_conform_says_its_adapter_failed_on_stderr(
+    adapter: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     # `refimpl conform ... > report` showed nothing on the terminal: the message went
     # to stdout
-    assert main(["conform", "--", "false"]) == 2
+    assert main(["conform", "--startup-timeout", "1", "--", *adapter]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and "the adapter failed to start" in err
+    assert out == "" and "the adapter failed to start" in err and says in err, (out, err)
+
+
+def test_tour_list_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 27: `tour --json --list` printed the text list, --json ignored.
+    assert main(["tour", "--json", "--list"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows and all({"chapter", "experiment", "title"} <= set(row) for row in rows)
 
 
 def test_a_finding_is_printed_before_a_save_that_fails(
