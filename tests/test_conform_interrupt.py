@@ -103,22 +103,31 @@ def test_ctrl_c_exits_130_with_no_verdict_and_no_adapter_left(
     assert _gone(int(pidfile.read_text()))
 
 
+#: Two parts of a run, the first quick: the signal comes once its verdict line is out.
+TWO_PARTS = [
+    # random search: the queue, then the delaying queue
+    (("--component", "queue", "--component", "delaying_queue", "--budget", "6"), "queue"),
+    # spec walks: WorkQueue (under 2 s), then DeltaFIFO (over 10 s)
+    (("--from-spec", "WorkQueue", "--from-spec", "DeltaFIFO"), "WorkQueue"),
+]
+
+
 @pytest.mark.parametrize("to_group", [False, True])
-def test_a_component_line_before_ctrl_c_is_followed_by_no_verdict(
-    tmp_path: Path, to_group: bool
+@pytest.mark.parametrize(("options", "first"), TWO_PARTS)
+def test_a_verdict_line_before_ctrl_c_is_followed_by_no_verdict(
+    tmp_path: Path, to_group: bool, options: tuple[str, ...], first: str
 ) -> None:
-    """Two components: the signal comes once the first one's summary line is out, so
-    the report so far reads like a pass; its last line must say it is none."""
-    options = ("--component", "queue", "--component", "delaying_queue", "--budget", "6")
+    """The report so far reads like a pass; its last line must say it is none, and the
+    second part gets no line of its own."""
     proc, pidfile = _start(tmp_path, "plain", 7, options)
     assert proc.stdout is not None
     seen = []
-    for line in proc.stdout:  # the header, then the queue's line
+    for line in proc.stdout:  # (the header), then the first part's verdict line
         seen.append(line)
-        if line.split()[:2] == ["queue", "PASS"]:
+        if line.split()[:2] == [first, "PASS"]:
             break
     else:
-        raise AssertionError(f"no line for the queue: {seen}")
+        raise AssertionError(f"no verdict line for {first}: {seen}")
     if to_group:
         os.killpg(proc.pid, signal.SIGINT)
     else:
@@ -127,7 +136,8 @@ def test_a_component_line_before_ctrl_c_is_followed_by_no_verdict(
     out = "".join(seen) + rest
     assert proc.returncode == 130, (out, err)
     assert err.strip().splitlines()[-1] == "interrupted", err
-    assert not any(line.split()[:1] == ["delaying_queue"] for line in out.splitlines()), out
+    second = options[3]
+    assert not any(line.split()[:1] == [second] for line in out.splitlines()), out
     assert _ends_incomplete(out, "INTERRUPTED"), out
     assert _gone(int(pidfile.read_text()))
 
