@@ -22,7 +22,7 @@ from refimpl.conformance.interrupt import interruptible
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import EXIT_USAGE, Config
 from refimpl.conformance.search.run import run
-from refimpl.usage import EXIT_NOT_RUN, UsageError
+from refimpl.usage import EXIT_NOT_RUN, UsageError, reader_left
 
 __all__ = ["main", "register"]
 
@@ -329,7 +329,11 @@ class _PrintProtocol(argparse.Action):
         text = protocol_text()
         if text is None:  # an install without its data files
             parser.exit(EXIT_NOT_RUN, f"{parser.prog}: error: docs/protocol.md is missing\n")
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # | head: as refimpl.cli.main does for every command
+            parser.exit(reader_left())
         parser.exit(0)
 
 
