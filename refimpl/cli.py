@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from refimpl.usage import (
     RULES,
     Parser,
     UsageError,
+    reader_left,
 )
 
 __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "build_parser", "main"]
@@ -83,25 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return _reader_left()
+        return reader_left()
     return int(status)
-
-
-def _reader_left() -> int:
-    """Stop quietly when stdout's reader has gone (``refimpl spec list | head``).
-
-    Python ignores SIGPIPE, so the write raises BrokenPipeError instead of ending the
-    process; the output still buffered would raise again when the interpreter flushes
-    stdout at exit, so stdout is pointed at /dev/null first (the recipe of the Python
-    docs, "Note on SIGPIPE").
-    """
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to flush
-        pass
-    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ with the usage of the subcommand that was run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -37,6 +38,7 @@ __all__ = [
     "Parser",
     "UsageError",
     "check_at_least",
+    "reader_left",
 ]
 
 EXIT_OK = 0
@@ -71,7 +73,8 @@ exit status, the same in every command:
        the command's usage and one error line go to stderr
   {EXIT_INCONCLUSIVE}    inconclusive (sim run: drain limit with work pending; conform --from-spec)
   {EXIT_NO_JAR} / {EXIT_NO_JAVA} spec check|export|trace: no TLA2TOOLS_JAR / no java
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); conform ends its adapter and prints no verdict
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); conform ends its adapter, and its report ends
+       in INTERRUPTED: no verdict
   {EXIT_TERMINATED}  terminated (SIGTERM; conform: after ending its adapter's process group)
   {EXIT_BROKEN_PIPE}  the reader of stdout left (| head)
 Results go to stdout, every error message to stderr; no input ends in a traceback.
@@ -116,3 +119,20 @@ def check_at_least(name: str, value: int | float | None, least: int | float) -> 
     """Raise :class:`UsageError` unless ``value`` is None or at least ``least``."""
     if value is not None and value < least:
         raise UsageError(f"{name} must be >= {least}, not {value}")
+
+
+def reader_left() -> int:
+    """Stop quietly when stdout's reader has gone (``refimpl spec list | head``).
+
+    Python ignores SIGPIPE, so the write raises BrokenPipeError instead of ending the
+    process; the output still buffered would raise again when the interpreter flushes
+    stdout at exit, so stdout is pointed at /dev/null first (the recipe of the Python
+    docs, "Note on SIGPIPE").
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to flush
+        pass
+    return EXIT_BROKEN_PIPE

@@ -10,6 +10,7 @@ under 100 lines, standalone (standard library only), ruff- and ``mypy --strict``
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import subprocess
@@ -83,3 +84,23 @@ def test_the_pages_buggy_variant_fails_with_the_finding_it_explains(tmp_path: Pa
     last = rows[-1]
     assert "get_nowait" in last and "empty" in last and "differs" in last, out
     assert 'done "a"' in out and "replay on a fresh adapter: reproduces" in out
+
+
+def test_the_from_spec_table_names_each_models_component_and_options() -> None:
+    """Issue 27: `--from-spec WorkQueue` against a queue-only adapter said NOT RUN with
+    nothing up front; the page's table says which component and create options each
+    model needs, as the walks' mappings do."""
+    from refimpl.conformance.walks.models import SPEC_MAPPINGS
+
+    section = PAGE.read_text().split("### What `--from-spec` needs", 1)[1].split("\n#", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`") and cells[0] != "`--from-spec`":
+            rows[cells[0].strip("`")] = cells[1:]
+    assert set(rows) == set(SPEC_MAPPINGS)
+    for model, (component, options) in rows.items():
+        mapping = SPEC_MAPPINGS[model]
+        assert component.split()[0] == f"`{mapping.component}`", (model, component)
+        for name, value in mapping.options.items():
+            assert f"{name}: {json.dumps(value).strip(chr(34))}" in options, (model, options)

@@ -9,6 +9,8 @@ that an unknown option gets their usage.
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -202,9 +204,71 @@ def test_every_subcommand_has_a_description(capsys: pytest.CaptureFixture[str]) 
     assert not missing, missing
 
 
-def test_conform_says_its_adapter_failed_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+#: Adapters that fail before the handshake ends (issue 27's list), and what is said.
+#: Refuses hello at protocol 2 and at the protocol 1 the harness then offers.
+REFUSE = "; ".join(
+    f'read l; echo \'{{"id":{n},"error":{{"kind":"unsupported","message":"no"}}}}\'' for n in (0, 1)
+)
+FAILING_ADAPTERS = [
+    (["false"], "adapter crashed"),  # exits at once
+    (["/nonexistent/adapter"], "cannot start"),  # missing
+    (["sh", "-c", "echo garbage; sleep 3"], "not a JSON line"),
+    (["sleep", "5"], "adapter hung"),
+    (["sh", "-c", REFUSE], "handshake refused"),
+]
+
+
+@pytest.mark.parametrize(("adapter", "says"), FAILING_ADAPTERS)
+def test_conform_says_its_adapter_failed_on_stderr(
+    adapter: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     # `refimpl conform ... > report` showed nothing on the terminal: the message went
     # to stdout
-    assert main(["conform", "--", "false"]) == 2
+    assert main(["conform", "--startup-timeout", "1", "--", *adapter]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and "the adapter failed to start" in err
+    assert out == "" and "the adapter failed to start" in err and says in err, (out, err)
+
+
+def test_tour_list_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 27: `tour --json --list` printed the text list, --json ignored.
+    assert main(["tour", "--json", "--list"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows and all({"chapter", "experiment", "title"} <= set(row) for row in rows)
+
+
+def test_a_finding_is_printed_before_a_save_that_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 27: a --save that could not be written ended the run in a traceback, the
+    # counterexample unprinted. The folder is checked at the start; a write that still
+    # fails (a full disk) is said after the report, which stands.
+    import refimpl.conformance.search.run as search_run
+
+    def full_disk(*_: object) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(search_run, "save_findings", full_disk)
+    adapter = Path(__file__).resolve().parents[1] / "adapters" / "broken" / "adapter.py"
+    broken = [sys.executable, str(adapter), "--bug", "done-forgets-requeue"]
+    argv = ["conform", "--component", "queue", "--seed", "1", "--budget", "5"]
+    argv += ["--client-go", "none", "--no-progress", "--save", str(tmp_path / "t.jsonl")]
+    status = main([*argv, "--", *broken])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    finding, saved = out.index("replay on a fresh adapter"), out.index("could not save")
+    assert finding < saved and "No space left on device" in out[saved:], out
+
+
+def test_the_spec_group_says_which_actions_need_the_jar(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 27: `refimpl spec --help` said the group needs TLA2TOOLS_JAR; list and
+    # replay do not, and run without it.
+    with pytest.raises(SystemExit):
+        main(["spec", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "check, export and trace run TLC: they need TLA2TOOLS_JAR" in text, text
+    assert "list and replay need neither" in text, text
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    assert main(["spec", "list"]) == 0
+    assert "WorkQueue" in capsys.readouterr().out

@@ -92,6 +92,7 @@ def test_sim_run_json_prints_json_only() -> None:
         ("sim", "list"),
         ("spec", "list"),
         ("tour", "--list"),
+        ("conform", "--protocol"),
     ],
 )
 def test_closed_pipe_ends_quietly(args: tuple[str, ...]) -> None:

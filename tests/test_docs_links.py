@@ -88,3 +88,12 @@ def test_slugs_match_githubs_rules() -> None:
     assert github_slug("WQ-4 · No lost re-add") == "wq-4--no-lost-re-add"
     assert github_slug("WQ — the work queue") == "wq--the-work-queue"
     assert github_slug("`len()` counts the waiting line only") == "len-counts-the-waiting-line-only"
+
+
+def test_the_adapter_page_is_the_first_link_of_check_your_implementation() -> None:
+    # Issue 27: the adapter guide was the last section of docs/conformance.md; the README's
+    # "Check your implementation" sends a newcomer to docs/adapters.md before anything else.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Check your implementation\n", 1)[1].split("\n## ", 1)[0]
+    first = re.search(r"\]\(([^)]+)\)", section)
+    assert first is not None and first[1] == "docs/adapters.md", section[:400]

@@ -41,15 +41,50 @@ def _spec_files() -> set[str]:
 
 def test_pyproject_lists_every_package() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = {p for p in config["packages"] if not p.startswith("refimpl._spec")}
+    listed = {p for p in config["packages"] if not p.startswith(("refimpl._spec", "refimpl._docs"))}
     on_disk = {
         ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "refimpl").rglob("__init__.py")
     }
     assert listed == on_disk
-    assert config["package-dir"] == {"refimpl._spec": "spec"}
+    assert config["package-dir"] == {"refimpl._spec": "spec", "refimpl._docs": "docs"}
     # Every folder under spec/ is a package to setuptools; one not listed is warned about.
     spec_folders = {".".join(("refimpl._spec", *Path(f).parent.parts)) for f in _spec_files()}
     assert spec_folders == {p for p in config["packages"] if p.startswith("refimpl._spec")}
+
+
+def test_the_wheel_is_configured_to_carry_the_protocol() -> None:
+    # `refimpl conform --protocol` reads refimpl/_docs/protocol.md in an installed wheel.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert config["package-dir"]["refimpl._docs"] == "docs"
+    assert "refimpl._docs" in config["packages"]
+    assert config["package-data"]["refimpl._docs"] == ["protocol.md"]
+
+
+def test_conform_protocol_prints_the_protocol_whatever_else_is_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Issue 27: `conform --help` sent an installed user to docs/protocol.md, a file only
+    # a clone has; --protocol prints it (like --help, other arguments do not matter).
+    expected = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    for argv in (["--protocol"], ["--budget", "5", "--protocol", "--", "true"]):
+        with pytest.raises(SystemExit) as exc:
+            _conform(argv)
+        assert exc.value.code == 0
+        out, err = capsys.readouterr()
+        assert out == expected and err == ""
+
+
+def test_conform_help_names_docs_protocol_only_beside_protocol(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        _conform(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--protocol" in text
+    # Each mention of the file says it is a clone's, next to the option that prints it.
+    for at in [m.start() for m in re.finditer(r"docs/protocol\.md", text)]:
+        near = text[max(0, at - 120) : at + 120]
+        assert "in a clone" in near and "--protocol" in near, near
 
 
 def test_a_missing_graph_is_called_missing(tmp_path: Path) -> None:
@@ -124,6 +159,9 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_first_commands(
         if name.startswith("refimpl/_spec/")
     }
     assert _spec_files() <= carried
+    protocol = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    carried_protocol = zipfile.ZipFile(wheel).read("refimpl/_docs/protocol.md")
+    assert carried_protocol.decode("utf-8") == protocol
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
     python = venv / "bin" / "python"
@@ -141,6 +179,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_first_commands(
         [refimpl, "spec", "replay", "WorkQueue"], work, env
     )
     assert "violations: 0" in _run([refimpl, "sim", "run", "informer", "--seed", "1"], work, env)
+    assert _run([refimpl, "conform", "--protocol"], work, env) == protocol
     adapter = [str(python), "-m", "refimpl.conformance.reference.adapter"]
     report = _run([refimpl, "conform", "--budget", "5", "--", *adapter], work, env)
     assert "PASS" in report and "FAIL" not in report

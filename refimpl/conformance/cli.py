@@ -8,10 +8,14 @@ Hypothesis is needed at run time (it is a dev dependency of refimpl).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from refimpl.conformance.interrupt import interruptible
@@ -19,19 +23,22 @@ from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.config import EXIT_USAGE, Config
 from refimpl.conformance.search.run import run
 from refimpl.eras import ReleaseError, era_of
-from refimpl.usage import UsageError
+from refimpl.usage import EXIT_NOT_RUN, UsageError, reader_left
 
 __all__ = ["main", "register"]
 
 EPILOG = """\
 exit status: 0 pass, 1 disagreement, 2 adapter failure, 3 usage error;
---from-spec also 4: inconclusive (drivable edges left untaken, nothing disagreed).
+--from-spec also 4: inconclusive (drivable edges left untaken, nothing disagreed);
+130 / 143 interrupted (Ctrl-C) / terminated (SIGTERM): the adapter is ended first and
+the report's last line says INTERRUPTED / TERMINATED, no verdict.
 examples:
   refimpl conform -- python -m refimpl.conformance.reference.adapter
   refimpl conform --component queue --budget 10 --seed 1 -- ./my-adapter
   refimpl conform --replay trace.jsonl -- ./my-adapter
   refimpl conform --from-spec all -- ./my-adapter
-The protocol an adapter speaks is described in docs/protocol.md.
+The protocol an adapter speaks: refimpl conform --protocol prints it
+(docs/protocol.md in a clone of refimpl, beside docs/adapters.md on writing one).
 """
 
 
@@ -291,7 +298,12 @@ def _modes(parser: argparse.ArgumentParser) -> None:
 
 
 def _adapter(parser: argparse.ArgumentParser) -> None:
-    """The adapter command, after ``--``."""
+    """The adapter command, after ``--``; and the protocol it must speak."""
+    parser.add_argument(
+        "--protocol",
+        action=_PrintProtocol,
+        help="print the driver protocol an adapter speaks (docs/protocol.md in a clone) and exit",
+    )
     parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,
@@ -300,13 +312,47 @@ def _adapter(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def protocol_text() -> str | None:
+    """docs/protocol.md: the copy a wheel carries as ``refimpl/_docs`` (pyproject.toml),
+    else the one beside the package in a checkout; None if neither is there."""
+    packaged = resources.files("refimpl") / "_docs" / "protocol.md"
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    checkout = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+    return checkout.read_text(encoding="utf-8") if checkout.is_file() else None
+
+
+class _PrintProtocol(argparse.Action):
+    """``--protocol``: print the protocol and exit, whatever else was given (as --help)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        text = protocol_text()
+        if text is None:  # an install without its data files
+            parser.exit(EXIT_NOT_RUN, f"{parser.prog}: error: docs/protocol.md is missing\n")
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # | head: as refimpl.cli.main does for every command
+            parser.exit(reader_left())
+        parser.exit(0)
+
+
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "conform",
         help="check another implementation against refimpl through an adapter process",
         description=(
-            "Start an adapter (a program speaking the JSON-lines driver protocol of\n"
-            "docs/protocol.md), send it and the in-process reference the same generated\n"
+            "Start an adapter (a program speaking the JSON-lines driver protocol that\n"
+            "--protocol prints), send it and the in-process reference the same generated\n"
             "operations, and report each distinct disagreement (up to --max-findings) as a\n"
             "shrunk, replayable sequence."
         ),
@@ -405,8 +451,26 @@ def _client_go(path: str | None) -> list[str]:
 
 def execute(args: argparse.Namespace) -> int:
     """Run the check (signals recorded, not acted on mid-request: interrupt.py)."""
-    with interruptible():
-        return _execute(args)
+    try:
+        with interruptible():
+            return _execute(args)
+    except KeyboardInterrupt as exc:
+        _say_interrupted(getattr(exc, "signum", signal.SIGINT))
+        raise
+
+
+def _say_interrupted(signum: int) -> None:
+    """End the report with a line saying the run is incomplete: the component lines
+    printed before the signal are true of those components, but a report that stops
+    after a PASS must not read as a verdict when it is redirected to a file."""
+    word = "TERMINATED" if signum == signal.SIGTERM else "INTERRUPTED"
+    # OSError, ValueError: stdout's reader has gone, or stdout is closed.
+    with contextlib.suppress(OSError, ValueError):
+        print(
+            f"{word} ({signal.Signals(signum).name}): the run did not finish; no verdict, "
+            "whatever the lines above say",
+            flush=True,
+        )
 
 
 def _execute(args: argparse.Namespace) -> int:
@@ -452,7 +516,8 @@ def _check_used(args: argparse.Namespace) -> None:
     unknown = [m for m in args.skip if m not in methods]
     if unknown:
         raise UsageError(
-            f"--skip {', '.join(unknown)}: no such protocol method (docs/protocol.md lists them)"
+            f"--skip {', '.join(unknown)}: no such protocol method "
+            "('refimpl conform --protocol' lists them)"
         )
     if args.from_spec and args.component:
         raise UsageError(

@@ -10,16 +10,30 @@ verdict). Filled in by :mod:`refimpl.conformance.walks.walker` and
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import attrs
 
 from refimpl.conformance.walks.spec_mapping import DrivenEdge
 
-__all__ = ["Coverage", "Deviation", "Logged", "SpecRun", "error_kind", "shown"]
+__all__ = ["WIDTH", "Coverage", "Deviation", "Logged", "SpecRun", "error_kind", "shown", "wrapped"]
 
 #: A request sent and the answer it got.
 Logged = tuple[dict[str, Any], Any]
+
+#: The columns the report's sentences keep to, as the rest of the command's output does
+#: (a terminal's or a CI log's width); the requests and answers of a deviation are JSON
+#: lines, shown whole.
+WIDTH = 100
+
+
+def wrapped(text: str, indent: str) -> str:
+    """``text`` broken between words into lines of at most :data:`WIDTH` columns, each
+    line after the first indented by ``indent``; nothing cut."""
+    return textwrap.fill(
+        text, WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
 
 
 @attrs.frozen
@@ -125,6 +139,11 @@ class Coverage:
         return out
 
     def summary(self) -> str:
+        """The coverage lines below the verdict, each wrapped to :data:`WIDTH` columns."""
+        first, *rest = self._summary_lines()
+        return "\n".join([wrapped(first, "  "), *(wrapped(line, "    ") for line in rest)])
+
+    def _summary_lines(self) -> list[str]:
         lines = [
             f"{self.model}: covered {self.covered} of {self.drivable} drivable edges "
             f"({self.edges} in the graph: {_percent(self.share)} of them driven), "
@@ -150,7 +169,7 @@ class Coverage:
                 f"  {self.open_order_steps} steps had several allowed answers (an order the "
                 "spec leaves open): any answer the spec allows was accepted"
             )
-        return "\n".join(lines)
+        return lines
 
 
 def _percent(share: float) -> str:
@@ -188,3 +207,8 @@ class SpecRun:
         verdict = self.verdict
         scope = self.coverage.scope() if verdict in ("pass", "inconclusive") else None
         return verdict.upper() + (f" {scope}" if scope else "")
+
+    def verdict_text(self, model: str) -> str:
+        """The model's name and :attr:`verdict_line`, wrapped to :data:`WIDTH` columns
+        under the verdict."""
+        return wrapped(f"{model:<16} {self.verdict_line}", " " * 17)

@@ -30,7 +30,7 @@ from refimpl.conformance.protocol import OPTIONAL_METHODS
 from refimpl.conformance.walks import walker
 from refimpl.conformance.walks.drivable import DrivableGraph
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
-from refimpl.conformance.walks.report import Coverage, SpecRun
+from refimpl.conformance.walks.report import Coverage, SpecRun, wrapped
 from refimpl.conformance.walks.spec_mapping import SpecMapping
 from refimpl.tla.graph import StateGraph, load_graph
 from refimpl.tla.manifest import default_spec_dir, load_manifest
@@ -201,19 +201,19 @@ def run_from_spec(
         if show_progress:
             print(file=err)
         verdict = run.verdict
-        print(f"{model:<16} {run.verdict_line}", file=out)
+        print(run.verdict_text(model), file=out)
         print(run.coverage.summary(), file=out)
         if verdict == "inconclusive":
             left = run.coverage.drivable - run.coverage.covered
-            print(
+            text = (
                 f"  inconclusive: {left} drivable edges untaken after {walker.SWEEP_TRIES} "
                 "changes of the walk's history (the adapter's orders kept it from them); "
-                "nothing disagreed",
-                file=out,
+                "nothing disagreed"
             )
+            print(wrapped(text, "    "), file=out)
             inconclusive = True
         if run.refused is not None:
-            print(f"  {run.refused}", file=out)
+            print(wrapped(f"  {run.refused}", "    "), file=out)
             status = max(status, 2)
         if run.deviation is not None:
             print(run.deviation.describe(), file=out)
