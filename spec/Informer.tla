@@ -152,8 +152,8 @@ Fairness ==
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* The properties are InformerCommon's: StoreBeforeHandler (INF-1; `applied` *)
-(* grows in StoreWrite, the listener's buffer in Distribute),              *)
+(* The properties are InformerCommon's: StoreBeforeHandler (INF-1; the    *)
+(* store is written in StoreWrite, read when Distribute hands the note on), *)
 (* PerKeyRVOrder (INF-2), StoreFromServer, Converges and NoLostDelete      *)
 (* (INF-3).  TypeOK adds the DeltaFIFO's types and processDeltas' buffers. *)
 TypeOK ==

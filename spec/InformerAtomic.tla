@@ -166,9 +166,10 @@ Fairness ==
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* The properties are InformerCommon's: StoreBeforeHandler (INF-1;         *)
-(* `applied` grows in ApplyEntry, the listener's buffer in Distribute;     *)
-(* broken by MCInformerAtomicNotifyFirst), PerKeyRVOrder (INF-2),          *)
+(* The properties are InformerCommon's: StoreBeforeHandler (INF-1; the    *)
+(* store is written in ApplyEntry, read when Distribute hands a note on;   *)
+(* broken by MCInformerAtomicNotifyFirst and, through its deletions,       *)
+(* MCInformerAtomicReplaceUpserts), PerKeyRVOrder (INF-2),                 *)
 (* StoreFromServer, Converges (broken by MCInformerAtomicRewatchSkips) and *)
 (* NoLostDelete (INF-3; broken by MCInformerAtomicNoDeletions).            *)
 (*                                                                         *)
@@ -183,6 +184,19 @@ ReplacedAllWholeStore ==
         LET l == processing[1].delta.obj IN
         /\ \A i \in DOMAIN l : store[l[i].key] = l[i].rv
         /\ \A k \in Keys : store[k] # 0 => \E i \in DOMAIN l : l[i].key = k
+
+(* INF-1, cross-key order of a ReplacedAll (controller.go's               *)
+(* processReplacedAllInfo): after the store replace, every deletion is    *)
+(* handed out before any add or update.  Stated from what the listener    *)
+(* gets, naming no action: when a step hands the listener an add or an    *)
+(* update, no deletion is left waiting in processDeltas' buffer.  Only a  *)
+(* ReplacedAll makes more than one note, so only its order is at stake.   *)
+(* An ApplyEntry that queues the adds and updates first breaks it          *)
+(* (MCInformerAtomicDeletionsLast).                                        *)
+ReplacedAllDeletionsFirst ==
+    [][\A i \in (Len(notifications) + 1)..Len(notifications') :
+          notifications'[i].type # "delete" =>
+              \A j \in DOMAIN outbox' : outbox'[j].type # "delete"]_<<notifications, outbox>>
 
 (* The types: InformerCommon's, the RealFIFO's entries, processDeltas'     *)
 (* buffer.                                                                 *)

@@ -36,7 +36,8 @@ VARIABLES
     notifications,  \* Seq(notification): the listener's buffer
     view,           \* [Keys -> 0..MaxRV]: what the handler believes
     lastRV,         \* [Keys -> 0..MaxRV]: rv of the last notification handled per key
-    applied         \* set of notifications whose store update has happened (history)
+    applied         \* history: the notes whose store write has happened; no
+                    \* property reads it, the graph replay compares the code's with it
 
 serverVars == <<server, history, compacted>>
 reflectorVars == <<reflector, lastSyncRV>>
@@ -132,12 +133,23 @@ CommonTypeOK ==
     /\ applied \subseteq Notes
 
 -----------------------------------------------------------------------------
-(* INF-1: a notification reaches the listener only after the store         *)
-(* reflects it.  Each spec grows `applied` in its store-write step and the *)
-(* listener's buffer in its Distribute step: a distribution that does not  *)
-(* wait for its write breaks it (MCInformerHandlerFirst,                   *)
-(* MCInformerAtomicNotifyFirst).                                           *)
-StoreBeforeHandler == \A i \in DOMAIN notifications : notifications[i] \in applied
+(* INF-1: a notification reaches the listener only when the store already *)
+(* reflects it: in the step that hands it over (the handler call,          *)
+(* Distribute in both specs), the store holds that key at the note's rv,   *)
+(* or not at all for a delete.  Read off the store itself, not off         *)
+(* `applied`, which the write step fills whatever it wrote: a note handed  *)
+(* over before its write, or after a write that did not store it, breaks  *)
+(* it even when an identical note was applied earlier                      *)
+(* (MCInformerHandlerFirst, MCInformerAtomicNotifyFirst, and               *)
+(* MCInformerAtomicReplaceUpserts, whose deletions reach the handler while *)
+(* the store still holds the objects).  No action is named: any step that *)
+(* grows the listener's buffer is checked.                                 *)
+Reflects(s, n) == s[n.key] = IF n.type = "delete" THEN 0 ELSE n.rv
+
+HandedOverReflected ==
+    \A i \in (Len(notifications) + 1)..Len(notifications') : Reflects(store', notifications'[i])
+
+StoreBeforeHandler == [][HandedOverReflected]_<<notifications, store>>
 
 (* INF-2: per key, the handler sees resourceVersions in order.            *)
 PerKeyRVOrder ==

@@ -177,7 +177,9 @@ Spec == Init /\ [][Next]_allVars /\ Fairness
 -----------------------------------------------------------------------------
 (* Informer.tla's properties (InformerCommon.tla's), and its TypeOK with   *)
 (* the new variables.                                                      *)
-StoreBeforeHandler == I!StoreBeforeHandler
+(* Restated, not referred to: TLC names a violated action property by its  *)
+(* innermost definition.                                                   *)
+StoreBeforeHandler == [][I!HandedOverReflected]_<<notifications, store>>
 PerKeyRVOrder == I!PerKeyRVOrder
 StoreFromServer == I!StoreFromServer
 Converges == I!Converges

@@ -3,7 +3,9 @@
 (* ReplacedAll writes each listed object into the store but removes none   *)
 (* of the stored keys the list lacks (an upsert, not store.Replace), so    *)
 (* the handlers are told of those deletions while the store still holds    *)
-(* the objects. Expected: ReplacedAllWholeStore (RF-4) violated.           *)
+(* the objects. Expected: ReplacedAllWholeStore (RF-4) violated, and with *)
+(* the _StoreBeforeHandler cfg, StoreBeforeHandler (INF-1), which the      *)
+(* statement over the history set `applied` passed.                       *)
 EXTENDS InformerAtomic
 
 MCKeys == {"a"}

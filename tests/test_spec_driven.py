@@ -26,7 +26,7 @@ from refimpl.conformance.walks import run as walks_run
 from refimpl.conformance.walks import walker
 from refimpl.conformance.walks.drivable import DrivableGraph
 from refimpl.conformance.walks.fifo_mapping import FIFO_NO_BATCH
-from refimpl.conformance.walks.informer_mapping import INFORMER, InformerMapping
+from refimpl.conformance.walks.informer_mapping import INFORMER, INFORMER_ATOMIC, InformerMapping
 from refimpl.conformance.walks.informer_mapping import informer_calls_ok as calls_ok
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
 from refimpl.conformance.walks.planner import min_cost_flow, plan_walks
@@ -508,6 +508,80 @@ def test_informer_calls_per_key_in_order_any_order_across_keys() -> None:
     assert not calls_ok(expected, [_call("add", "a", "2", None), ok[1], ok[2]])
     assert not calls_ok(expected, [ok[0], ok[1], _call("delete", "b", "1", "1")])
     assert not calls_ok(expected, ok[:2])
+
+
+def test_atomic_informer_calls_delete_first_across_keys() -> None:
+    """A ReplacedAll hands out its deletions before its adds and updates
+    (InformerAtomic's ReplacedAllDeletionsFirst): the atomic mapping compares where the
+    deletes fall; per key and across keys otherwise, any order still passes."""
+    expected = [
+        {"handler": "h0", "kind": "delete", "key": "b", "rv": "1"},
+        {"handler": "h0", "kind": "delete", "key": "c", "rv": "1"},
+        {"handler": "h0", "kind": "add", "key": "a", "rv": "4"},
+    ]
+    got = [
+        _call("delete", "b", "1", None),
+        _call("delete", "c", "1", None),
+        _call("add", "a", "4", "4"),
+    ]
+    assert calls_ok(expected, got, deletions_first=True)
+    assert calls_ok(expected, [got[1], got[0], got[2]], deletions_first=True)
+    upserts_first = [got[2], got[0], got[1]]
+    assert calls_ok(expected, upserts_first)
+    assert not calls_ok(expected, upserts_first, deletions_first=True)
+    assert INFORMER_ATOMIC.deletions_first and not INFORMER.deletions_first
+
+
+#: The reference with process_replaced_all's handler calls reordered: the adds and
+#: updates of a ReplacedAll first, its deletions after them.
+_UPSERTS_FIRST = """
+import importlib
+import sys
+from refimpl.conformance.reference.adapter import main
+
+# The module, not refimpl.cache's process_deltas function of the same name.
+process_deltas = importlib.import_module("refimpl.cache.process_deltas")
+original = process_deltas.process_replaced_all
+
+
+class DeletesLast:
+    def __init__(self, handler):
+        self.handler, self.deletes = handler, []
+
+    def on_delete(self, obj):
+        self.deletes.append(obj)
+
+    def __getattr__(self, name):
+        return getattr(self.handler, name)
+
+
+def upserts_first(handler, store, info, *args):
+    held = DeletesLast(handler)
+    original(held, store, info, *args)
+    for obj in held.deletes:
+        handler.on_delete(obj)
+
+
+process_deltas.process_replaced_all = upserts_first
+sys.exit(main())
+"""
+
+
+@pytest.mark.timeout(600)
+def test_atomic_walk_catches_a_relist_that_notifies_deletions_last(tmp_path: Path) -> None:
+    """The walk of InformerAtomic fails a reference whose ReplacedAll hands out its
+    adds and updates before its deletions; compared across keys in any order (the walk
+    before ``deletions_first``) the same adapter passes every edge."""
+    script = tmp_path / "upserts_first.py"
+    script.write_text(_UPSERTS_FIRST)
+    command = [sys.executable, str(script)]
+    g = graph("InformerAtomic")
+    run = drive(eager("InformerAtomic"), g, command)
+    assert run.refused is None, run.refused
+    assert run.deviation is not None, "deletions handed out last passed every edge"
+    assert run.deviation.path[-1].startswith("List"), run.deviation.describe()
+    lax = drive(attrs.evolve(eager("InformerAtomic"), deletions_first=False), g, command)
+    assert lax.ok, lax.deviation and lax.deviation.describe()
 
 
 # -- the covering walks -----------------------------------------------------------------

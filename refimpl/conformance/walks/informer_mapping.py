@@ -137,13 +137,27 @@ def _inf1(call: Mapping[str, Any]) -> bool:
     return rv is not None and held is not None and held >= rv
 
 
-def informer_calls_ok(expected: list[dict[str, Any]], calls: Any) -> bool:
+def _deletes(cs: Sequence[Mapping[str, Any]]) -> list[bool]:
+    return [c.get("kind") == "delete" for c in cs]
+
+
+def informer_calls_ok(
+    expected: list[dict[str, Any]], calls: Any, *, deletions_first: bool = False
+) -> bool:
     """Per key the calls are the expected ones, in order (kind, key, rv); across keys
     any order (the specs' list and tombstone orders are Go map order, and the protocol's
-    list is a set); every call from the walk's handler and within INF-1."""
+    list is a set); every call from the walk's handler and within INF-1.
+
+    ``deletions_first`` (the atomic RealFIFO): across keys, too, the calls are deletes
+    exactly where the spec's are. A ReplacedAll hands out every deletion before any add
+    or update (InformerAtomic's ReplacedAllDeletionsFirst; controller.go,
+    processReplacedAllInfo), and separate entries are handled in log order; neither a
+    list order nor a deletion order moves a delete past a non-delete."""
     if not isinstance(calls, list) or len(calls) != len(expected):
         return False
     if not all(isinstance(c, dict) and c.get("handler") == HANDLER and _inf1(c) for c in calls):
+        return False
+    if deletions_first and _deletes(calls) != _deletes(expected):
         return False
 
     def per_key(cs: Sequence[Mapping[str, Any]]) -> dict[Any, list[tuple[Any, Any]]]:
@@ -251,7 +265,8 @@ class InformerMapping(MappingDefaults):
     answer (an observation) is checked against the step's target state: ``cache`` =
     ``store``, ``has_synced`` = ``synced``, ``waiting`` = ``reflector`` and
     ``lastSyncRV``, and ``calls`` = the notifications handled on the way, per key in
-    order, across keys in any order, each within INF-1. Not checked, because the specs
+    order, across keys in any order but for the atomic RealFIFO's deletes first
+    (``deletions_first``), each within INF-1. Not checked, because the specs
     do not record them: an update's ``old_rv``, a delete's ``tombstone``, ``initial``.
 
     An adapter that declares ``pause`` and ``resume`` is also walked through a paused
@@ -269,6 +284,8 @@ class InformerMapping(MappingDefaults):
     pops: tuple[str, ...]
     #: walk the paused copy too when the adapter declares ``pause``/``resume``
     pause: bool = True
+    #: compare where the deletes fall across keys (:func:`informer_calls_ok`)
+    deletions_first: bool = False
     component: str = "informer"
     #: the part of the graph a walk drives: internal steps taken at once
     fragment: str = "eager"
@@ -466,16 +483,15 @@ class InformerMapping(MappingDefaults):
             "calls": calls,
         }
 
-    @staticmethod
     def _observed(
-        state: State, calls: list[dict[str, Any]], answer: Any, *, expired: bool = False
+        self, state: State, calls: list[dict[str, Any]], answer: Any, *, expired: bool = False
     ) -> bool:
         return (
             isinstance(answer, dict)
             and _waiting_ok(state, answer.get("waiting"), expired=expired)
             and answer.get("has_synced") is bool(state["synced"])
             and _cache_ok(state, answer.get("cache"))
-            and informer_calls_ok(calls, answer.get("calls"))
+            and informer_calls_ok(calls, answer.get("calls"), deletions_first=self.deletions_first)
         )
 
     def expect(self, graph: StateGraph, edge: DrivenEdge) -> Any:
@@ -506,4 +522,5 @@ INFORMER_ATOMIC = InformerMapping(
     "real-atomic",
     ("Handle", "Distribute", "ApplyEntry", "Finish", "Take"),
     ("Take",),
+    deletions_first=True,
 )
