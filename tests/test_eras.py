@@ -301,7 +301,13 @@ SETTINGS = {"components": ["informer"], "budget": 6.0, "shrink_budget": 6.0, "se
 def test_a_1_17_adapter_passes_as_1_17_and_differs_from_the_newest(tmp_path: Path) -> None:
     adapter = [*REFERENCE, "--release", "1.17"]
     status, report = run_conform(adapter, **SETTINGS)
-    assert status == 0, report
+    # No answer differs. What may fail is a handler missing a notification (INF-3) or
+    # then getting an update for an object it never had (INF-2): in 1.17 a relisted
+    # change reached only the handlers due for resync (#86015; the
+    # emit_delta_type_replaced switch), and handlers have their own resync periods.
+    found = re.findall(r"^finding \d+ of \d+: (\S+)", report, re.MULTILINE)
+    assert status == (1 if found else 0), report
+    assert all(signature.split("/")[1] in ("INF-2", "INF-3") for signature in found), report
     saved = str(tmp_path / "found.jsonl")
     status, report = run_conform(adapter, release="1.37", save=saved, **SETTINGS)
     assert status == 1 and "informer/differs" in report, report
