@@ -272,3 +272,25 @@ def test_the_spec_group_says_which_actions_need_the_jar(
     monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
     assert main(["spec", "list"]) == 0
     assert "WorkQueue" in capsys.readouterr().out
+
+
+def test_a_json_file_that_fails_to_write_at_the_end_is_said_not_raised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 27: --json's folder is checked at the start, but the write at the end may
+    # still fail (a full disk); that ended the run in a traceback after the report.
+    import refimpl.conformance.search.run as search_run
+
+    def full_disk(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(search_run, "write_json", full_disk)
+    adapter = Path(__file__).resolve().parents[1] / "adapters" / "broken" / "adapter.py"
+    broken = [sys.executable, str(adapter), "--bug", "done-forgets-requeue"]
+    argv = ["conform", "--component", "queue", "--seed", "1", "--budget", "5"]
+    argv += ["--client-go", "none", "--no-progress", "--json", str(tmp_path / "r.json")]
+    status = main([*argv, "--", *broken])
+    captured = capsys.readouterr()
+    assert status == 1, captured.out
+    assert "replay on a fresh adapter" in captured.out
+    assert "could not write" in captured.err and "No space left" in captured.err

@@ -323,7 +323,10 @@ def run(config: Config, out: TextIO | None = None, err: TextIO | None = None) ->
                 break
         if config.save and findings:
             out.write(_saved(config, findings) + "\n")
-        write_json(config, hello, results, status)
+        try:
+            write_json(config, hello, results, status)
+        except OSError as exc:  # checked at the start; a full disk, say: the report stands
+            err.write(f"refimpl conform: could not write {config.json}: {exc.strerror or exc}\n")
         out.flush()
         return status
     finally:
