@@ -17,7 +17,7 @@ from refimpl.conformance.protocol import COMPONENTS
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = sorted(path.parent.name for path in discover(ROOT))
 #: A signature as the READMEs quote it: `component/what/method`.
-SIGNATURE = re.compile(r"`([a-z_]+/[A-Za-z0-9-]+/[a-z_]+)`")
+SIGNATURE = re.compile(r"`([a-z_]+/[A-Za-z0-9:+-]+/[a-z_]+)`")
 
 
 def _pinned_section(readme: str) -> str:
