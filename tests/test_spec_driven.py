@@ -580,7 +580,9 @@ def test_atomic_walk_catches_a_relist_that_notifies_deletions_last(tmp_path: Pat
     assert run.refused is None, run.refused
     assert run.deviation is not None, "deletions handed out last passed every edge"
     assert run.deviation.path[-1].startswith("List"), run.deviation.describe()
-    lax = drive(attrs.evolve(eager("InformerAtomic"), deletions_first=False), g, command)
+    strict = eager("InformerAtomic")
+    assert isinstance(strict, InformerMapping)
+    lax = drive(attrs.evolve(strict, deletions_first=False), g, command)
     assert lax.ok, lax.deviation and lax.deviation.describe()
 
 
