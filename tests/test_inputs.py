@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -158,9 +159,23 @@ def test_the_generators_reach_the_shapes_real_bugs_need(
 ) -> None:
     # Before #30 the store's objects had at most one label and every handler the
     # informer's resync period: neither store shape nor own_resync could occur.
-    examples = generated(component, 3, 50, inputs=inputs)
-    find = informer_shapes if component == "informer" else cache_shapes
-    reached = set().union(*(find(r) for r in examples))
+    # In a fresh process: after `refimpl conform --release 1.16` refused in the same
+    # process (tests/test_eras.py), the informer's seed 3 generated other examples --
+    # a dependence on earlier calls not yet explained, noted on issue #30.
+    script = (
+        "import json, sys\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from generated_requests import generated\n"
+        "from refimpl.conformance.search.history import cache_shapes, informer_shapes\n"
+        f"examples = generated({component!r}, 3, 50, inputs={inputs!r})\n"
+        f"find = informer_shapes if {component!r} == 'informer' else cache_shapes\n"
+        "print(json.dumps(sorted(set().union(*(find(r) for r in examples)))))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
+    )
+    reached = set(json.loads(done.stdout.splitlines()[-1]))
     assert shapes <= reached, f"seed 3, 50 examples: {sorted(reached)}"
 
 
