@@ -95,6 +95,7 @@ class AdapterProcess:
         self._stdout_fd = -1
         self._stderr = bytearray()
         self._stderr_lock = threading.Lock()
+        self._stderr_reader: threading.Thread | None = None
         self._next_id = 0
         #: Requests written or queued whose answers are not read yet: (id, op), oldest first.
         self._outstanding: deque[tuple[int, Any]] = deque()
@@ -131,7 +132,10 @@ class AdapterProcess:
         self._stdin_closed = False
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._stdout_fd = self._proc.stdout.fileno()
-        threading.Thread(target=self._read_stderr, args=(self._proc.stderr,), daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._read_stderr, args=(self._proc.stderr,), daemon=True
+        )
+        self._stderr_reader.start()
 
     @property
     def running(self) -> bool:
@@ -348,4 +352,8 @@ class AdapterProcess:
             status = f"killed by signal {-code}"
         else:
             status = f"exit status {code}"
+        if code is not None and self._stderr_reader is not None:
+            # Its last words may still be in the pipe: read to its end (bounded: a
+            # process the adapter started may hold the pipe open).
+            self._stderr_reader.join(timeout=1.0)
         return AdapterCrashed(f"{what} ({status})", self.stderr_tail())
