@@ -236,23 +236,31 @@ def test_tour_list_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert rows and all({"chapter", "experiment", "title"} <= set(row) for row in rows)
 
 
+def _conform_on_a_full_disk(
+    monkeypatch: pytest.MonkeyPatch, writer: str, option: str, path: Path
+) -> int:
+    """``refimpl conform`` (seed 1) against a broken queue, ``option`` naming ``path``,
+    with search/run.py's ``writer`` failing as on a full disk; the exit status."""
+    import refimpl.conformance.search.run as search_run
+
+    def full_disk(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(search_run, writer, full_disk)
+    adapter = Path(__file__).resolve().parents[1] / "adapters" / "broken" / "adapter.py"
+    broken = [sys.executable, str(adapter), "--bug", "done-forgets-requeue"]
+    argv = ["conform", "--component", "queue", "--seed", "1", "--budget", "5"]
+    argv += ["--client-go", "none", "--no-progress", option, str(path)]
+    return main([*argv, "--", *broken])
+
+
 def test_a_finding_is_printed_before_a_save_that_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Issue 27: a --save that could not be written ended the run in a traceback, the
     # counterexample unprinted. The folder is checked at the start; a write that still
     # fails (a full disk) is said after the report, which stands.
-    import refimpl.conformance.search.run as search_run
-
-    def full_disk(*_: object) -> str:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(search_run, "save_findings", full_disk)
-    adapter = Path(__file__).resolve().parents[1] / "adapters" / "broken" / "adapter.py"
-    broken = [sys.executable, str(adapter), "--bug", "done-forgets-requeue"]
-    argv = ["conform", "--component", "queue", "--seed", "1", "--budget", "5"]
-    argv += ["--client-go", "none", "--no-progress", "--save", str(tmp_path / "t.jsonl")]
-    status = main([*argv, "--", *broken])
+    status = _conform_on_a_full_disk(monkeypatch, "save_findings", "--save", tmp_path / "t.jsonl")
     out = capsys.readouterr().out
     assert status == 1, out
     finding, saved = out.index("replay on a fresh adapter"), out.index("could not save")
@@ -279,17 +287,7 @@ def test_a_json_file_that_fails_to_write_at_the_end_is_said_not_raised(
 ) -> None:
     # Issue 27: --json's folder is checked at the start, but the write at the end may
     # still fail (a full disk); that ended the run in a traceback after the report.
-    import refimpl.conformance.search.run as search_run
-
-    def full_disk(*_: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(search_run, "write_json", full_disk)
-    adapter = Path(__file__).resolve().parents[1] / "adapters" / "broken" / "adapter.py"
-    broken = [sys.executable, str(adapter), "--bug", "done-forgets-requeue"]
-    argv = ["conform", "--component", "queue", "--seed", "1", "--budget", "5"]
-    argv += ["--client-go", "none", "--no-progress", "--json", str(tmp_path / "r.json")]
-    status = main([*argv, "--", *broken])
+    status = _conform_on_a_full_disk(monkeypatch, "write_json", "--json", tmp_path / "r.json")
     captured = capsys.readouterr()
     assert status == 1, captured.out
     assert "replay on a fresh adapter" in captured.out
