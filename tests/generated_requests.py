@@ -1,7 +1,10 @@
 """What the search generates, recorded: the requests of the first examples of a seeded
 run against the reference adapter (which never fails, so every example runs to its
-end). ``tests/fixtures/inputs_any.json`` holds them as recorded at the revision before
-``--inputs`` existed; ``test_inputs.py`` checks ``--inputs any`` still generates them.
+end). ``tests/fixtures/inputs_any.json`` holds them for ``--inputs any``, whose
+generators are those of the revision before ``--inputs`` existed; ``test_inputs.py``
+checks they still generate them. (Recorded again, generators unchanged, when the search
+stopped drawing Hypothesis's "local constants": what those gave depended on the modules
+the process had imported; tests/test_seed_determinism.py.)
 
 Regenerate (only when the unusual generators change on purpose)::
 
@@ -65,7 +68,7 @@ def record() -> dict[str, Any]:
     out: dict[str, Any] = {"examples": EXAMPLES, "runs": {}}
     for component in COMPONENTS:
         for seed in SEEDS:
-            runs = generated(component, seed, EXAMPLES)
+            runs = generated(component, seed, EXAMPLES, inputs="any")
             out["runs"][f"{component}/{seed}"] = {
                 "digests": [digest(r) for r in runs],
                 "first": runs[0],

@@ -24,6 +24,7 @@ import io
 import random
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -93,6 +94,37 @@ def _settings(config: Config, max_examples: int) -> Any:
     )
 
 
+@contextlib.contextmanager
+def _only_hypothesis_constants() -> Iterator[None]:
+    """A search that draws no constants from the process's own modules.
+
+    Hypothesis (6.1xx) now and then draws a constant found in the source of the
+    "local" modules the process has imported (outside site-packages and tests). So
+    which refimpl modules happened to be loaded, whether refimpl is a wheel or a clone,
+    and any literal edited anywhere in refimpl changed what a seed generated. Within a
+    search only Hypothesis's built-in constants are drawn; a Hypothesis without that
+    machinery is left as it is."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis with another layout
+        yield
+        return
+    local = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if local is None or not isinstance(cache, dict):
+        yield
+        return
+    none = providers.Constants()  # type: ignore[attr-defined]
+    # The cache holds the constants each kind of draw may take, local ones included.
+    cache.clear()
+    providers._get_local_constants = lambda: none
+    try:
+        yield
+    finally:
+        providers._get_local_constants = local
+        cache.clear()
+
+
 def _machine(ctx: RunContext, component: str, caps: dict[str, Any]) -> Any:
     """The state machine class that generates ``component``'s examples."""
     from refimpl.conformance.search.informer_machine import make_informer_machine
@@ -124,7 +156,11 @@ def _search(ctx: RunContext, machine: Any, n: int) -> Search:
     seeded = seed(ctx.config.seed + n * SEED_STRIDE)(machine)
     sink = io.StringIO()
     try:
-        with with_reporter(lambda _msg: None), contextlib.redirect_stdout(sink):
+        with (
+            with_reporter(lambda _msg: None),
+            contextlib.redirect_stdout(sink),
+            _only_hypothesis_constants(),
+        ):
             run_state_machine_as_test(seeded, settings=settings)
     except BudgetExhausted:
         return Search("budget", ctx.best)
