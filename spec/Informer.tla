@@ -47,7 +47,7 @@ ownVars == <<fifoVars, procVars>>
 vars == <<commonVars, ownVars>>
 
 RVs == 1..MaxRV
-DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4
+DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4, EmitDeltaTypeReplaced <- TRUE
 
 -----------------------------------------------------------------------------
 (* The API server and the reflector's watch connection: InformerCommon's. *)
