@@ -63,7 +63,7 @@ from refimpl.tla.graph import StateGraph
 MODELS = {
     "queue": ["WorkQueue"],
     "delaying_queue": ["WorkQueue"],
-    "delta_fifo": ["DeltaFIFO"],
+    "delta_fifo": ["DeltaFIFO", "DeltaFIFONoReplaced"],
     "real_fifo": ["RealFIFO", "RealFIFOAtomic"],
     "informer": ["Informer", "InformerAtomic"],
 }

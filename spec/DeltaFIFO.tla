@@ -1,9 +1,10 @@
 ------------------------------ MODULE DeltaFIFO ------------------------------
 (***************************************************************************)
 (* client-go's DeltaFIFO (tools/cache/delta_fifo.go) as informers use it:  *)
-(* knownObjects is the informer's store, EmitDeltaTypeReplaced is on, no   *)
-(* transformer.  A queue of keys, each with its list of deltas; a key     *)
-(* keeps its first place in the queue while more deltas accumulate.       *)
+(* knownObjects is the informer's store, no transformer,                  *)
+(* EmitDeltaTypeReplaced a constant (informers set it).  A queue of keys,  *)
+(* each with its list of deltas; a key keeps its first place in the queue *)
+(* while more deltas accumulate.                                           *)
 (*                                                                         *)
 (* Objects are records [key, rv, dfsu]: dfsu = FALSE is an API object at  *)
 (* resource version rv; dfsu = TRUE is a DeletedFinalStateUnknown          *)
@@ -29,9 +30,15 @@ EXTENDS Naturals, Sequences, FiniteSets
 CONSTANTS
     Keys,       \* object keys
     RVs,        \* resource versions objects can have (positive integers)
-    MaxQueued   \* producers wait while this many deltas are queued
+    MaxQueued,  \* producers wait while this many deltas are queued
+    EmitDeltaTypeReplaced  \* the option: TRUE since client-go 1.18 (informers)
 
 ASSUME RVs \subseteq Nat \ {0}
+ASSUME EmitDeltaTypeReplaced \in BOOLEAN
+
+(* The type Replace gives listed objects: Sync when the option is off,    *)
+(* as before client-go 1.18 and for any caller that leaves it off.        *)
+RelistType == IF EmitDeltaTypeReplaced THEN "Replaced" ELSE "Sync"
 
 VARIABLES
     queue,                  \* Seq(Keys): keys in pop order
@@ -131,13 +138,13 @@ Delete(o) ==
        ELSE SetQueue(Enq(Now, Delta("Deleted", o)))
     /\ UNCHANGED store
 
-(* Replace(l): every listed object as Replaced; then a tombstone for every *)
+(* Replace(l): every listed object as RelistType; then a tombstone for every *)
 (* queued key not listed, carrying its newest queued object (PR #115620);  *)
 (* then a tombstone for every stored key not listed and not queued, in    *)
 (* map order (any order).  The first Replace sets the initial population. *)
 ReplaceWith(l, storeOrder) ==
     LET listed == Listed(l)
-        st1 == EnqAll(Now, [i \in DOMAIN l |-> Delta("Replaced", l[i])])
+        st1 == EnqAll(Now, [i \in DOMAIN l |-> Delta(RelistType, l[i])])
         queuedGone == QueuedKeys \ listed
         st2 == EnqEach(st1, queuedGone,
                  [k \in queuedGone |-> Delta("Deleted", Tomb(k, Last(items[k]).obj.rv))])
@@ -234,22 +241,26 @@ SyncedIsMonotone == [][synced => synced']_vars
 (* The next two are read off the queue, not the action, so a mutated      *)
 (* Replace or Resync is judged too.  The keys whose deltas a step changed  *)
 (* and that now end in a delta of type t: only Replace queues "Replaced"   *)
-(* deltas and tombstones, only Resync "Sync" deltas.                       *)
+(* deltas and tombstones, only Resync "Sync" deltas (Replace too when the  *)
+(* option is off: then only a tombstone marks a relist step).              *)
 EndsIn(k, t) == items'[k] # items[k] /\ items'[k] # <<>> /\ Last(items'[k]).type = t
-RelistedKeys == {k \in Keys : EndsIn(k, "Replaced")}
+RelistedKeys == {k \in Keys : EndsIn(k, RelistType)}
 TombstonedKeys == {k \in Keys : EndsIn(k, "Deleted") /\ Last(items'[k]).obj.dfsu}
+RelistMarks == IF EmitDeltaTypeReplaced THEN RelistedKeys \cup TombstonedKeys
+               ELSE TombstonedKeys
 
 (* FIFO-5 (#115620): in a step that queues a relist, every key that was    *)
 (* queued or stored and is not listed ends in a delete.                    *)
 TombstonesVanishedStep ==
-    RelistedKeys \cup TombstonedKeys # {} =>
+    RelistMarks # {} =>
         \A k \in (QueuedKeys \cup StoredKeys) \ RelistedKeys :
             items'[k] # <<>> /\ Last(items'[k]).type = "Deleted"
 
 ReplaceTombstonesVanished == [][TombstonesVanishedStep]_vars
 
 (* FIFO-6: a step that queues Sync deltas leaves every queued key's deltas  *)
-(* as they were.                                                            *)
+(* as they were.  Only with the option on: off, a relist queues Sync       *)
+(* deltas for queued keys too, and the queue cannot tell the two apart.    *)
 ResyncSkipsQueuedStep ==
     {k \in Keys : EndsIn(k, "Sync")} # {} => \A k \in QueuedKeys : items'[k] = items[k]
 

@@ -16,7 +16,7 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
-CONSTANTS Keys, RVs, MaxQueued
+CONSTANTS Keys, RVs, MaxQueued, EmitDeltaTypeReplaced
 
 VARIABLES
     queue, items, populated, initialPopulationCount, synced, store,  \* DeltaFIFO.tla's

@@ -20,7 +20,8 @@
 (* Not modelled here: list errors, a 410 on an open watch, bookmarks and  *)
 (* client-go's relist after a watch that ends within 1 s with no event    *)
 (* are InformerFaults.tla's (which INSTANCEs this module and leaves its   *)
-(* actions as they are); 429s, resync and watch-list are in no spec.      *)
+(* actions as they are); resync and a second handler InformerResync.tla's *)
+(* (the same way); 429s and watch-list are in no spec.                    *)
 (*                                                                         *)
 (* Refined by the whole Python informer (ApiServerCore, ReflectorLoop,    *)
 (* DeltaFIFOCore, Indexer, InformerCore, the listener): the mapping is     *)
@@ -47,7 +48,7 @@ ownVars == <<fifoVars, procVars>>
 vars == <<commonVars, ownVars>>
 
 RVs == 1..MaxRV
-DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4
+DF == INSTANCE DeltaFIFO WITH MaxQueued <- MaxRV * 4 + 4, EmitDeltaTypeReplaced <- TRUE
 
 -----------------------------------------------------------------------------
 (* The API server and the reflector's watch connection: InformerCommon's. *)

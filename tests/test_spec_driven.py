@@ -25,7 +25,7 @@ from test_conformance_broken import BROKEN, BUGS
 from refimpl.conformance.walks import run as walks_run
 from refimpl.conformance.walks import walker
 from refimpl.conformance.walks.drivable import DrivableGraph
-from refimpl.conformance.walks.fifo_mapping import FIFO_NO_BATCH
+from refimpl.conformance.walks.fifo_mapping import DELTA_FIFO_NO_REPLACED, FIFO_NO_BATCH
 from refimpl.conformance.walks.informer_mapping import INFORMER, INFORMER_ATOMIC, InformerMapping
 from refimpl.conformance.walks.informer_mapping import informer_calls_ok as calls_ok
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
@@ -193,6 +193,7 @@ def test_without_observations_the_same_edges_are_covered(model: str) -> None:
 HIDDEN = {
     "WorkQueue": ("holding", "stopped"),
     "DeltaFIFO": ("consumer",),
+    "DeltaFIFONoReplaced": ("consumer",),
     "RealFIFO": ("consumer",),
     "RealFIFOAtomic": ("consumer",),
     "Informer": (),
@@ -428,6 +429,20 @@ def test_narrowed_options_are_refused(tmp_path: Path) -> None:
     adapter = _Adapter(tmp_path, caps)
     run = drive(SPEC_MAPPINGS["DeltaFIFO"], graph("DeltaFIFO"), adapter.command)
     assert run.refused is not None and "emit_delta_type_replaced=True" in run.refused
+
+
+def test_the_no_replaced_walk_creates_its_fifo_with_the_option_off() -> None:
+    """DeltaFIFONoReplaced's walk creates the adapter's DeltaFIFO with
+    emit_delta_type_replaced off; the same walk with the option on deviates at the
+    pop of a relisted key (Replaced where the spec queued Sync)."""
+    mapping = DELTA_FIFO_NO_REPLACED
+    assert SPEC_MAPPINGS["DeltaFIFONoReplaced"] is mapping
+    assert mapping.options["emit_delta_type_replaced"] is False
+    on = attrs.evolve(mapping, options={**mapping.options, "emit_delta_type_replaced": True})
+    run = drive(on, graph("DeltaFIFONoReplaced"), REFERENCE)
+    assert run.deviation is not None, "the option made no difference"
+    assert run.deviation.path[-1] == "Pop", run.deviation.describe()
+    assert "Replaced" in run.deviation.describe()
 
 
 def test_without_the_split_methods_fewer_edges_are_driven(tmp_path: Path) -> None:

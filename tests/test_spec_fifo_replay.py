@@ -221,3 +221,39 @@ def test_replay_catches_a_broken_atomic_real_fifo(
 ) -> None:
     report = replay(atomic_graph, RealFIFOMapping(KEYS, RVS, 1, True, factory=broken))
     assert not report.ok, f"{broken.__name__} passed: {report.summary()}"
+
+
+# -- DeltaFIFO with emit_delta_type_replaced off (client-go before 1.18) ----------------
+
+
+@pytest.fixture(scope="module")
+def no_replaced_graph() -> StateGraph:
+    return _graph("DeltaFIFONoReplaced")
+
+
+def test_delta_fifo_core_without_replaced_refines_its_spec(no_replaced_graph: StateGraph) -> None:
+    mapping = DeltaFIFOMapping(KEYS, RVS, 2, emit_delta_type_replaced=False)
+    report = replay(no_replaced_graph, mapping)
+    print("DeltaFIFONoReplaced:", report.summary())
+    assert report.ok, "\n".join(report.mismatches)
+    assert report.states == len(no_replaced_graph.states) == 9388
+    assert report.edges + report.stutters >= len(no_replaced_graph.edges)
+
+
+@pytest.mark.parametrize("emit", [True, False])
+def test_each_graph_tells_the_option_apart(
+    delta_graph: StateGraph, no_replaced_graph: StateGraph, emit: bool
+) -> None:
+    """A core in the other setting fails the graph: a relist's delta type is seen."""
+    graph = no_replaced_graph if emit else delta_graph
+    report = replay(graph, DeltaFIFOMapping(KEYS, RVS, 2, emit_delta_type_replaced=emit))
+    assert not report.ok
+    assert "Replace" in report.mismatches[0], report.mismatches[0]
+
+
+def test_replay_without_replaced_catches_the_ghost(no_replaced_graph: StateGraph) -> None:
+    mapping = DeltaFIFOMapping(
+        KEYS, RVS, 2, factory=ReplaceBefore115620, emit_delta_type_replaced=False
+    )
+    report = replay(no_replaced_graph, mapping)
+    assert not report.ok, report.summary()

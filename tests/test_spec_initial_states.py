@@ -53,10 +53,11 @@ def test_queue_core_starts_at_work_queue_init() -> None:
 
 
 def test_delta_fifo_core_starts_at_init() -> None:
-    store = Indexer()
-    core = DeltaFIFOCore(known_objects=store, emit_delta_type_replaced=True)
-    code = {**delta_fifo_vars(core, _keys("DeltaFIFO")), "store": store_to_spec(store, ("a", "b"))}
-    assert code == _subset(code, _init("DeltaFIFO"))
+    for model, emit in (("DeltaFIFO", True), ("DeltaFIFONoReplaced", False)):
+        store = Indexer()
+        core = DeltaFIFOCore(known_objects=store, emit_delta_type_replaced=emit)
+        code = {**delta_fifo_vars(core, _keys(model)), "store": store_to_spec(store, ("a", "b"))}
+        assert code == _subset(code, _init(model)), model
 
 
 def test_real_fifo_cores_start_at_init() -> None:

@@ -291,8 +291,9 @@ def _modes(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help=(
             "instead of random search, drive the adapter along every edge of MODEL's "
-            "committed state graph (WorkQueue, DeltaFIFO, RealFIFO, RealFIFOAtomic, "
-            "Informer, InformerAtomic, or all; repeatable; default: random search)"
+            "committed state graph (WorkQueue, DeltaFIFO, DeltaFIFONoReplaced, RealFIFO, "
+            "RealFIFOAtomic, Informer, InformerAtomic, or all; repeatable; default: "
+            "random search)"
         ),
     )
 

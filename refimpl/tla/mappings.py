@@ -56,12 +56,23 @@ def _int(value: Value) -> int:
     return value
 
 
+def _bool(value: Value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected TRUE or FALSE, got {value!r}")
+    return value
+
+
 def _workqueue(c: Mapping[str, Value]) -> Mapping_:
     return WorkQueueMapping(_strs(c["Keys"]), str(c["NoItem"]))
 
 
 def _delta_fifo(c: Mapping[str, Value]) -> Mapping_:
-    return DeltaFIFOMapping(_strs(c["Keys"]), _ints(c["RVs"]), _int(c["MaxQueued"]))
+    return DeltaFIFOMapping(
+        _strs(c["Keys"]),
+        _ints(c["RVs"]),
+        _int(c["MaxQueued"]),
+        emit_delta_type_replaced=_bool(c["EmitDeltaTypeReplaced"]),
+    )
 
 
 def _real_fifo(c: Mapping[str, Value]) -> Mapping_:
@@ -101,6 +112,7 @@ def _controller(c: Mapping[str, Value]) -> Mapping_:
 MAPPINGS: dict[str, Callable[[Mapping[str, Value]], Mapping_]] = {
     "WorkQueue": _workqueue,
     "DeltaFIFO": _delta_fifo,
+    "DeltaFIFONoReplaced": _delta_fifo,
     "RealFIFO": _real_fifo,
     "RealFIFOAtomic": _real_fifo,
     "Informer": _informer(FifoMode.DELTA),

@@ -300,22 +300,26 @@ _Call = tuple[tuple[str, ...] | None, str, tuple[object, ...]]
 class DeltaFIFOMapping:
     """Callable for :func:`refimpl.tla.replay.replay` over a DeltaFIFO graph.
 
-    ``keys``, ``rvs`` and ``max_queued`` are the model's constants (MCDeltaFIFO.tla);
-    producer moves are made only while fewer than ``max_queued`` deltas are queued, as
-    in the spec. ``factory`` builds the core under test.
+    ``keys``, ``rvs``, ``max_queued`` and ``emit_delta_type_replaced`` are the model's
+    constants (MCDeltaFIFO.tla, MCDeltaFIFONoReplaced.tla); producer moves are made
+    only while fewer than ``max_queued`` deltas are queued, as in the spec.
+    ``factory`` builds the core under test.
     """
 
     keys: tuple[str, ...]
     rvs: tuple[int, ...]
     max_queued: int
     factory: Callable[..., DeltaFIFOCore] = DeltaFIFOCore
+    emit_delta_type_replaced: bool = True
 
     def build(
         self, state: Mapping[str, Value], order: tuple[str, ...] | None = None
     ) -> tuple[DeltaFIFOCore, Indexer]:
         store = store_from_spec(state["store"])
         known = _Ordered(store, order if order is not None else tuple(store.list_keys()))
-        core = self.factory(known_objects=known, emit_delta_type_replaced=True)
+        core = self.factory(
+            known_objects=known, emit_delta_type_replaced=self.emit_delta_type_replaced
+        )
         load_delta_fifo(core, state)
         return core, store
 

@@ -175,7 +175,8 @@ def map_delta_fifo(raws: Sequence[TraceRecord]) -> TraceMapping:
         seen,
         orders,
         max_queued={"TraceMaxQueued": longest + 1},
-        constants=("MaxQueued <- TraceMaxQueued",),
+        # The simulator's informers run with the option on (client-go 1.18+).
+        constants=("MaxQueued <- TraceMaxQueued", "EmitDeltaTypeReplaced = TRUE"),
     )
 
 

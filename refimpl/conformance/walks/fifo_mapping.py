@@ -1,7 +1,8 @@
 """spec/DeltaFIFO.tla's and spec/RealFIFO.tla's request mapping: FIFO components.
 
-Owns :class:`FIFOMapping` and its three instances: :data:`DELTA_FIFO`,
-:data:`REAL_FIFO` and :data:`REAL_FIFO_ATOMIC` (RealFIFO's atomic mode). Objects and
+Owns :class:`FIFOMapping` and its four instances: :data:`DELTA_FIFO`,
+:data:`DELTA_FIFO_NO_REPLACED` (``emit_delta_type_replaced`` off), :data:`REAL_FIFO`
+and :data:`REAL_FIFO_ATOMIC` (RealFIFO's atomic mode). Objects and
 deltas are put in protocol form through the code replay's object mapping
 (:mod:`refimpl.tla.refine_fifo`).
 """
@@ -30,6 +31,7 @@ from refimpl.tla.values import Fn, Value
 
 __all__ = [
     "DELTA_FIFO",
+    "DELTA_FIFO_NO_REPLACED",
     "FIFO_NO_BATCH",
     "FIFO_NO_TAKE_BATCH",
     "LIST_RV",
@@ -241,6 +243,14 @@ DELTA_FIFO = FIFOMapping(
     "DeltaFIFO",
     "delta_fifo",
     {"known_objects": True, "emit_delta_type_replaced": True},
+    known=True,
+)
+#: The same spec with EmitDeltaTypeReplaced off: the adapter's DeltaFIFO is created
+#: with the option off, so a relist queues Sync deltas (client-go before 1.18).
+DELTA_FIFO_NO_REPLACED = FIFOMapping(
+    "DeltaFIFONoReplaced",
+    "delta_fifo",
+    {"known_objects": True, "emit_delta_type_replaced": False},
     known=True,
 )
 REAL_FIFO = FIFOMapping("RealFIFO", "real_fifo", {"atomic": False}, known=True)

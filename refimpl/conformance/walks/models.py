@@ -9,7 +9,12 @@ to one of the two).
 
 from __future__ import annotations
 
-from refimpl.conformance.walks.fifo_mapping import DELTA_FIFO, REAL_FIFO, REAL_FIFO_ATOMIC
+from refimpl.conformance.walks.fifo_mapping import (
+    DELTA_FIFO,
+    DELTA_FIFO_NO_REPLACED,
+    REAL_FIFO,
+    REAL_FIFO_ATOMIC,
+)
 from refimpl.conformance.walks.informer_mapping import INFORMER, INFORMER_ATOMIC
 from refimpl.conformance.walks.spec_mapping import SpecMapping
 from refimpl.conformance.walks.workqueue_mapping import WORK_QUEUE
@@ -20,6 +25,7 @@ __all__ = ["NOT_WALKED", "SPEC_MAPPINGS"]
 SPEC_MAPPINGS: dict[str, SpecMapping] = {
     WORK_QUEUE.model: WORK_QUEUE,
     DELTA_FIFO.model: DELTA_FIFO,
+    DELTA_FIFO_NO_REPLACED.model: DELTA_FIFO_NO_REPLACED,
     REAL_FIFO.model: REAL_FIFO,
     REAL_FIFO_ATOMIC.model: REAL_FIFO_ATOMIC,
     INFORMER.model: INFORMER,
