@@ -339,9 +339,18 @@ class Gate:
 
     async def set(self, paused: bool) -> None:
         self.paused = paused
-        if self.fifo is not None:
-            async with self.fifo._cond:
-                self.fifo._cond.notify_all()
+        if not paused and self.fifo is not None:
+            # Waking the gated pop needs the FIFO's lock, which aiok8s holds while it
+            # processes a pop; that can wait on a handler's 60 s pause after it raised.
+            # So the wake runs beside the call: answering ``resume`` (or ``pause``, which
+            # wakes nothing) never waits on the library's lock, and the loop resumes once
+            # the library lets it.
+            asyncio.ensure_future(self._wake(self.fifo))
+
+    @staticmethod
+    async def _wake(fifo: GatedDeltaFIFO) -> None:
+        async with fifo._cond:
+            fifo._cond.notify_all()
 
 
 class GatedDeltaFIFO(dfifo.DeltaFIFO):
