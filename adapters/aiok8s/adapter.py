@@ -336,6 +336,7 @@ class Gate:
     def __init__(self) -> None:
         self.paused = False
         self.fifo: GatedDeltaFIFO | None = None
+        self.waking: asyncio.Future[None] | None = None
 
     async def set(self, paused: bool) -> None:
         self.paused = paused
@@ -345,7 +346,7 @@ class Gate:
             # So the wake runs beside the call: answering ``resume`` (or ``pause``, which
             # wakes nothing) never waits on the library's lock, and the loop resumes once
             # the library lets it.
-            asyncio.ensure_future(self._wake(self.fifo))
+            self.waking = asyncio.ensure_future(self._wake(self.fifo))
 
     @staticmethod
     async def _wake(fifo: GatedDeltaFIFO) -> None:
