@@ -52,7 +52,9 @@ def register(subparsers: Any) -> None:
         help="write the kubeconfig here (default: in a temporary directory, removed at exit)",
     )
     parser.add_argument(
-        "--log", metavar="PATH", help="append one JSON line per request (method, path, status)"
+        "--log",
+        metavar="PATH",
+        help="append one JSON line per request (method, path, query, status) (default: none)",
     )
     parser.add_argument(
         "--compaction-window",
