@@ -9,6 +9,7 @@ client-go's modules).
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,17 +18,29 @@ import pytest
 from refimpl.meta import Object
 from refimpl.wire import WireServer
 from refimpl.wire.cli import write_kubeconfig
+from refimpl.wire.tls import make_certificates, server_context
 
 PROBE = Path(__file__).resolve().parent.parent / "adapters/client-go/wireprobe/bin/wireprobe"
 
 
 @pytest.mark.skipif(not PROBE.exists(), reason=f"{PROBE} not built (see docs/wire.md)")
-def test_a_client_go_informer_syncs_and_sees_writes_over_the_wire(tmp_path: Path) -> None:
-    with WireServer() as wire:
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_client_go_informer_syncs_and_sees_writes_over_the_wire(
+    tmp_path: Path, scheme: str
+) -> None:
+    # Over https the probe uses the kubeconfig as clientcmd reads it, token included;
+    # over http it has to set the token itself (docs/wire.md, "Clients, HTTP and TLS").
+    if scheme == "https" and shutil.which("openssl") is None:
+        pytest.skip("no openssl command")
+    certificates = make_certificates(tmp_path) if scheme == "https" else None
+    tls = server_context(certificates) if certificates else None
+    with WireServer(tls=tls) as wire:
+        assert wire.url.startswith(f"{scheme}://")
         wire.api.create(Object("x", "probe", data={"k": "v"}))
         wire.api.create(Object("y", "other"))
         kubeconfig = tmp_path / "kubeconfig"
-        write_kubeconfig(kubeconfig, wire.url, wire.token)
+        ca = certificates.ca.read_bytes() if certificates else None
+        write_kubeconfig(kubeconfig, wire.url, wire.token, ca)
         done = subprocess.run(
             [str(PROBE), str(kubeconfig)], capture_output=True, text=True, timeout=60
         )

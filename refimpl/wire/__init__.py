@@ -14,6 +14,8 @@ Modules:
   :class:`~refimpl.apiserver.ApiServer` (routes, query parameters, the watch stream).
 * ``server``: :class:`WireServer`, the loopback HTTP server (bearer token, request log,
   threads it owns and joins on stop).
+* ``tls``: a CA and a server certificate made per run (the ``openssl`` command), for
+  ``refimpl serve --tls``.
 * ``cli``: ``refimpl serve`` (the URL on the first line, a kubeconfig, signals).
 """
 

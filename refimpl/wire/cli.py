@@ -8,10 +8,12 @@ joined). ``register`` adds the subcommand to the top-level parser (``refimpl.cli
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import shutil
 import signal
+import ssl
 import sys
 import tempfile
 import threading
@@ -24,6 +26,7 @@ from refimpl.apiserver import WATCH_LIST_SUPPORT, ApiServer
 from refimpl.usage import EXIT_OK, UsageError, check_at_least
 from refimpl.wire.handlers import PumpSettings
 from refimpl.wire.server import WireServer
+from refimpl.wire.tls import TlsUnavailable, make_certificates, server_context
 
 __all__ = ["kubeconfig", "register", "write_kubeconfig"]
 
@@ -75,15 +78,27 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="send a BOOKMARK this often on a watch that allows them; 0: never (default: 60)",
     )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help=(
+            "serve HTTPS with a CA made for this run (needs the openssl command); the "
+            "kubeconfig carries the CA. client-go sends the token only over TLS"
+        ),
+    )
     parser.set_defaults(func=_serve)
 
 
-def kubeconfig(url: str, token: str) -> dict[str, Any]:
-    """A kubeconfig for ``url`` with ``token`` (JSON is YAML, so every loader reads it)."""
+def kubeconfig(url: str, token: str, ca: bytes | None = None) -> dict[str, Any]:
+    """A kubeconfig for ``url`` with ``token`` and, for HTTPS, the CA certificate ``ca``
+    (PEM). JSON is YAML, so every kubeconfig loader reads it."""
+    cluster: dict[str, str] = {"server": url}
+    if ca is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca).decode()
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": CONTEXT, "cluster": {"server": url}}],
+        "clusters": [{"name": CONTEXT, "cluster": cluster}],
         "users": [{"name": CONTEXT, "user": {"token": token}}],
         "contexts": [
             {
@@ -96,11 +111,11 @@ def kubeconfig(url: str, token: str) -> dict[str, Any]:
     }
 
 
-def write_kubeconfig(path: Path, url: str, token: str) -> None:
+def write_kubeconfig(path: Path, url: str, token: str, ca: bytes | None = None) -> None:
     """Write the kubeconfig readable by its owner only (it holds the token)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
-        json.dump(kubeconfig(url, token), out, indent=2)
+        json.dump(kubeconfig(url, token, ca), out, indent=2)
         out.write("\n")
 
 
@@ -120,12 +135,21 @@ def _open_log(stack: ExitStack, path: str | None) -> IO[str] | None:
         raise UsageError(f"--log: cannot write {path}: {err.strerror}") from None
 
 
-def _kubeconfig_path(stack: ExitStack, given: str | None) -> Path:
-    if given is not None:
-        return Path(given)
+def _temporary_folder(stack: ExitStack) -> Path:
     folder = tempfile.mkdtemp(prefix="refimpl-serve-")
     stack.callback(shutil.rmtree, folder, ignore_errors=True)
-    return Path(folder) / "kubeconfig"
+    return Path(folder)
+
+
+def _tls(stack: ExitStack, wanted: bool) -> tuple[ssl.SSLContext | None, bytes | None]:
+    """The server's TLS context and the CA certificate, or ``(None, None)``."""
+    if not wanted:
+        return None, None
+    try:
+        certificates = make_certificates(_temporary_folder(stack))
+    except TlsUnavailable as err:
+        raise UsageError(f"--tls: {err}") from None
+    return server_context(certificates), certificates.ca.read_bytes()
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -136,13 +160,15 @@ def _serve(args: argparse.Namespace) -> int:
             compaction_window=args.compaction_window, watch_list=args.watch_list
         )
         settings = PumpSettings(bookmark_interval=args.bookmark_interval)
+        tls, ca = _tls(stack, args.tls)
         try:
-            server = WireServer(api, port=args.port, log=log, pump_settings=settings)
+            server = WireServer(api, port=args.port, log=log, pump_settings=settings, tls=tls)
         except OSError as err:
             raise UsageError(f"--port: cannot listen on {args.port}: {err.strerror}") from None
-        path = _kubeconfig_path(stack, args.kubeconfig)
+        given = args.kubeconfig
+        path = Path(given) if given else _temporary_folder(stack) / "kubeconfig"
         try:
-            write_kubeconfig(path, server.url, server.token)
+            write_kubeconfig(path, server.url, server.token, ca)
         except OSError as err:
             server.stop()
             raise UsageError(f"--kubeconfig: cannot write {path}: {err.strerror}") from None

@@ -16,6 +16,7 @@ import secrets
 import select
 import socket
 import socketserver
+import ssl
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +43,8 @@ __all__ = ["HOST", "WireServer"]
 HOST = "127.0.0.1"
 #: The largest request body read (a ConfigMap is at most 1 MiB in Kubernetes).
 MAX_BODY = 3 * 1024 * 1024
+#: How long a client has to complete the TLS handshake.
+HANDSHAKE_TIMEOUT = 10.0
 #: How long :meth:`WireServer.stop` waits for each connection thread to end.
 JOIN_TIMEOUT = 5.0
 
@@ -122,9 +125,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
 
     def _client_gone(self) -> bool:
-        """The peer closed its side (a readable socket with nothing to read)."""
+        """The peer closed its side (a readable socket with nothing to read). Over TLS
+        a readable watch connection counts as closed: a client sends nothing on it but
+        its close_notify (an SSL socket cannot peek)."""
         try:
             readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable and isinstance(self.connection, ssl.SSLSocket):
+                return True
             return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             return True
@@ -144,11 +151,15 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, wire: WireServer, port: int) -> None:
+    def __init__(self, wire: WireServer, port: int, tls: ssl.SSLContext | None) -> None:
         self.wire = wire
         self.connections: dict[threading.Thread, socket.socket] = {}
         self.connections_lock = threading.Lock()
         super().__init__((HOST, port), _Handler)
+        if tls is not None:  # the handshake runs in the connection's thread, not accept's
+            self.socket = tls.wrap_socket(
+                self.socket, server_side=True, do_handshake_on_connect=False
+            )
 
     def server_bind(self) -> None:
         # HTTPServer's own looks the host name up (socket.getfqdn), which can be slow.
@@ -166,6 +177,14 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def _process(self, request: Any, client_address: Any) -> None:
         try:
+            if isinstance(request, ssl.SSLSocket):
+                try:
+                    request.settimeout(HANDSHAKE_TIMEOUT)
+                    request.do_handshake()
+                    request.settimeout(None)
+                except OSError:  # ssl.SSLError included: not a TLS client, or it left
+                    self.shutdown_request(request)
+                    return
             self.process_request_thread(request, client_address)
         finally:
             with self.connections_lock:
@@ -178,7 +197,8 @@ class WireServer:
     ``port`` 0 picks a free port (``url`` says which). ``token``: the bearer token every
     request must carry (default: a fresh random one). ``log``: a text stream that gets
     one JSON line per answered request (method, path, query, status).
-    ``pump_settings``: how watch streams poll and send bookmarks. Use as a context
+    ``pump_settings``: how watch streams poll and send bookmarks. ``tls``: serve HTTPS
+    with this context (``refimpl/wire/tls.py`` makes one). Use as a context
     manager, or :meth:`start` and :meth:`stop`.
     """
 
@@ -191,6 +211,7 @@ class WireServer:
         log: IO[str] | None = None,
         pump_settings: PumpSettings = DEFAULT_PUMP,
         clock: Callable[[], float] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.api: ApiServer[Any] = api if api is not None else ApiServer()
         self.token = token if token is not None else secrets.token_urlsafe(32)
@@ -200,7 +221,8 @@ class WireServer:
         self._log = log
         self._log_lock = threading.Lock()
         self._expected = f"Bearer {self.token}".encode()
-        self._httpd = _HTTPServer(self, port)
+        self._scheme = "http" if tls is None else "https"
+        self._httpd = _HTTPServer(self, port, tls)
         self._thread: threading.Thread | None = None
 
     @property
@@ -209,7 +231,7 @@ class WireServer:
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"{self._scheme}://{HOST}:{self.port}"
 
     def authorized(self, header: str) -> bool:
         return hmac.compare_digest(header.encode("latin-1", "replace"), self._expected)
