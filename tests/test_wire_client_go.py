@@ -45,6 +45,7 @@ def test_a_client_go_informer_syncs_and_sees_writes_over_the_wire(
             [str(PROBE), str(kubeconfig)], capture_output=True, text=True, timeout=60
         )
         served = wire.api.request_log()
+    assert wire.connection_threads() == []  # the informer's watch ended with the server
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "synced 2"

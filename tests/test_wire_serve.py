@@ -15,6 +15,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -512,3 +513,26 @@ def test_serve_usage_errors_exit_3(
     assert main(["serve", *args]) == 3
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("usage: refimpl serve") and says in err
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"GARBAGE\r\n\r\n",
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"GET /api HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n",
+        b"BREW /api HTTP/1.1\r\n\r\n",
+    ],
+    ids=["no-version", "bad-version", "long-header", "unknown-method"],
+)
+def test_a_malformed_http_request_gets_a_status_too(wire: WireServer, raw: bytes) -> None:
+    with socket.create_connection(("127.0.0.1", wire.port), timeout=10) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = json.loads(body)
+    assert head.split()[1] == b"%d" % status["code"] and status["kind"] == "Status"
+    assert 400 <= status["code"] < 600
+    assert call(wire, "GET", "/api")[0] == 200

@@ -19,6 +19,7 @@ import socketserver
 import ssl
 import threading
 from collections.abc import Callable
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -136,9 +137,28 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return True
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (a malformed request line or header, an unknown
+        method) as the API's Status, not an HTML page."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # an unparsed request line: answer as 1.0
+            self.request_version = "HTTP/1.0"
+        phrase = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else ""
+        status = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message or phrase,
+            "reason": phrase.replace(" ", ""),
+            "code": code,
+        }
+        self._reply(Reply(code, status, {"Connection": "close"}))
+
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        parts = urlsplit(self.path)
-        self.server.wire.log_request(self.command, parts.path, parts.query, int(code))
+        parts = urlsplit(getattr(self, "path", ""))
+        method = self.command or ""
+        self.server.wire.log_request(method, parts.path, parts.query, int(code))
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the request log (log_request) is the server's only output
