@@ -26,6 +26,7 @@ __all__ = [
     "RESOURCE",
     "VERSION_INFO",
     "ConfigMapCodec",
+    "failure_json",
     "retry_after",
     "status_json",
     "unauthorized_json",
@@ -87,16 +88,25 @@ def status_json(err: ApiError, *, name: str = "") -> dict[str, Any]:
     after = retry_after(err)
     if after:
         details["retryAfterSeconds"] = after
-    return {
+    return failure_json(err.code, err.reason, err.message, details)
+
+
+def failure_json(
+    code: int, reason: str, message: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A ``metav1.Status`` with status Failure."""
+    status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": err.message,
-        "reason": err.reason,
-        "details": details,
-        "code": err.code,
+        "message": message,
+        "reason": reason,
     }
+    if details is not None:
+        status["details"] = details
+    status["code"] = code
+    return status
 
 
 def retry_after(err: ApiError) -> int:
@@ -106,15 +116,7 @@ def retry_after(err: ApiError) -> int:
 
 
 def unauthorized_json() -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "Unauthorized",
-        "reason": "Unauthorized",
-        "code": 401,
-    }
+    return failure_json(401, "Unauthorized", "Unauthorized")
 
 
 def _data_json(data: object) -> dict[str, str] | None:

@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from refimpl.apierrors import BadRequest, InternalError
 from refimpl.apiserver import ApiServer
-from refimpl.wire.convert import ConfigMapCodec, unauthorized_json
+from refimpl.wire.convert import ConfigMapCodec, failure_json, unauthorized_json
 from refimpl.wire.handlers import (
     DEFAULT_PUMP,
     PumpSettings,
@@ -144,15 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.request_version == "HTTP/0.9":  # an unparsed request line: answer as 1.0
             self.request_version = "HTTP/1.0"
         phrase = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else ""
-        status = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message or phrase,
-            "reason": phrase.replace(" ", ""),
-            "code": code,
-        }
+        status = failure_json(code, phrase.replace(" ", ""), message or phrase)
         self._reply(Reply(code, status, {"Connection": "close"}))
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
