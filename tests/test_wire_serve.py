@@ -536,3 +536,16 @@ def test_a_malformed_http_request_gets_a_status_too(wire: WireServer, raw: bytes
     assert head.split()[1] == b"%d" % status["code"] and status["kind"] == "Status"
     assert 400 <= status["code"] < 600
     assert call(wire, "GET", "/api")[0] == 200
+
+
+def test_a_client_leaving_mid_answer_is_not_reported_as_a_server_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with WireServer() as wire:
+        for err in (ConnectionResetError("gone"), ValueError("a real bug")):
+            try:
+                raise err
+            except Exception:
+                wire._httpd.handle_error(None, ("127.0.0.1", 1))
+    reported = capsys.readouterr().err
+    assert "a real bug" in reported and "gone" not in reported

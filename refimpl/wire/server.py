@@ -17,6 +17,7 @@ import select
 import socket
 import socketserver
 import ssl
+import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -177,6 +178,11 @@ class _HTTPServer(ThreadingHTTPServer):
         # HTTPServer's own looks the host name up (socket.getfqdn), which can be slow.
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = HOST, int(self.server_address[1])
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # the client went away mid-answer: not the server's error
+        super().handle_error(request, client_address)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(
