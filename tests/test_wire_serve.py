@@ -212,6 +212,13 @@ def test_an_object_written_inside_refimpl_is_served_as_a_configmap(wire: WireSer
         ("GET", "/api/v1/configmaps?limit=-1", b"", 400, "BadRequest"),
         ("GET", "/api/v1/configmaps?watch=maybe", b"", 400, "BadRequest"),
         ("GET", "/api/v1/configmaps?resourceVersion=abc", b"", 400, "BadRequest"),
+        (
+            "GET",
+            "/api/v1/configmaps?resourceVersion=x&resourceVersionMatch=NotOlderThan",
+            b"",
+            400,
+            "BadRequest",
+        ),
         ("GET", "/api/v1/configmaps?continue=garbage", b"", 400, "BadRequest"),
     ],
 )

@@ -41,9 +41,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Serve refimpl's in-memory API server on 127.0.0.1 as the Kubernetes API for "
             "ConfigMaps in core/v1 (list, watch, get, create, update, delete; discovery), "
-            "with a random bearer token. Prints the URL on the first line and the "
-            "kubeconfig's path on the second; runs until SIGINT or SIGTERM. See "
-            "docs/wire.md."
+            "with a random bearer token, over HTTP or (--tls) HTTPS. Prints the URL on "
+            "the first line and the kubeconfig's path on the second; runs until SIGINT or "
+            "SIGTERM. See docs/wire.md."
         ),
     )
     parser.add_argument(

@@ -238,7 +238,9 @@ def _list(
         if match == "Exact":  # the core reads "N" with a limit as exactly N
             result = core.list(rv, limit or sys.maxsize, None)
         elif match == "NotOlderThan" and rv != "0":
-            if not rv.isdigit() or int(rv) > core.rv:
+            if not rv.isascii() or not rv.isdigit():
+                raise BadRequest(f"list: invalid resource version {rv!r}")
+            if int(rv) > core.rv:
                 raise TooLargeResourceVersion(
                     f"Too large resource version: {rv}, current: {core.rv}"
                 )
