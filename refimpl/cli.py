@@ -39,6 +39,7 @@ COMMAND_MODULES = [
     "refimpl.conformance.cli",
     "refimpl.conformance.peers.run",
     "refimpl.sim.cli",
+    "refimpl.wire.cli",
 ]
 
 

@@ -1,0 +1,302 @@
+"""The loopback HTTP server that puts an :class:`~refimpl.apiserver.ApiServer` on the wire.
+
+Standard library only (``http.server``): one thread per connection, HTTP/1.1 keep-alive,
+watches as chunked responses. Every request must carry the run's bearer token (a 401
+Status otherwise); the server binds 127.0.0.1 only. :meth:`WireServer.stop` ends every
+stream and connection and joins every thread it started, so a test can check that
+nothing leaked. What a request means is ``refimpl/wire/handlers.py``'s business.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import secrets
+import select
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import IO, Any
+from urllib.parse import parse_qsl, urlsplit
+
+from refimpl.apierrors import BadRequest, InternalError
+from refimpl.apiserver import ApiServer
+from refimpl.wire.convert import ConfigMapCodec, failure_json, unauthorized_json
+from refimpl.wire.handlers import (
+    DEFAULT_PUMP,
+    PumpSettings,
+    Reply,
+    Request,
+    WatchStream,
+    answer,
+    error_reply,
+    pump,
+)
+
+__all__ = ["HOST", "WireServer"]
+
+#: The only address served: loopback.
+HOST = "127.0.0.1"
+#: The largest request body read (a ConfigMap is at most 1 MiB in Kubernetes).
+MAX_BODY = 3 * 1024 * 1024
+#: How long a client has to complete the TLS handshake.
+HANDSHAKE_TIMEOUT = 10.0
+#: How long :meth:`WireServer.stop` waits for each connection thread to end.
+JOIN_TIMEOUT = 5.0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_GET
+
+    def _serve(self) -> None:
+        wire = self.server.wire
+        parts = urlsplit(self.path)
+        if not wire.authorized(self.headers.get("Authorization", "")):
+            self._reply(Reply(401, unauthorized_json()))
+            return
+        try:
+            body = self._body()
+            request = Request(self.command, parts.path, dict(parse_qsl(parts.query)), body)
+            result = answer(wire.api, wire.codec, request)
+        except BadRequest as err:
+            result = error_reply(err)
+        except Exception as err:  # the server answers; it never crashes on a request
+            result = error_reply(InternalError(f"{type(err).__name__}: {err}"))
+        if isinstance(result, Reply):
+            self._reply(result)
+        else:
+            self._stream(result)
+
+    def _body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length is None:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                self.close_connection = True  # not read: do not reuse the connection
+                raise BadRequest("chunked request bodies are not supported")
+            return b""
+        if not length.isdigit() or int(length) > MAX_BODY:
+            self.close_connection = True
+            raise BadRequest(f"bad Content-Length {length!r}")
+        return self.rfile.read(int(length))
+
+    def _reply(self, reply: Reply) -> None:
+        data, content_type = reply.encoded()
+        self.send_response(reply.status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _stream(self, stream: WatchStream) -> None:
+        self.close_connection = True  # one watch per connection, as the clients do
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def send(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+        wire = self.server.wire
+        end = pump(
+            stream,
+            wire.api,
+            wire.codec,
+            send,
+            stopping=wire.stopping.is_set,
+            client_gone=self._client_gone,
+            settings=wire.pump_settings,
+        )
+        if end != "client-gone":
+            with contextlib.suppress(OSError):
+                self.wfile.write(b"0\r\n\r\n")
+
+    def _client_gone(self) -> bool:
+        """The peer closed its side (a readable socket with nothing to read). Over TLS
+        a readable watch connection counts as closed: a client sends nothing on it but
+        its close_notify (an SSL socket cannot peek)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable and isinstance(self.connection, ssl.SSLSocket):
+                return True
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (a malformed request line or header, an unknown
+        method) as the API's Status, not an HTML page."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # an unparsed request line: answer as 1.0
+            self.request_version = "HTTP/1.0"
+        phrase = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else ""
+        status = failure_json(code, phrase.replace(" ", ""), message or phrase)
+        self._reply(Reply(code, status, {"Connection": "close"}))
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        parts = urlsplit(getattr(self, "path", ""))
+        method = self.command or ""
+        self.server.wire.log_request(method, parts.path, parts.query, int(code))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the request log (log_request) is the server's only output
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that keeps its connection threads and sockets, so that
+    stopping can close every connection and join every thread."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, wire: WireServer, port: int, tls: ssl.SSLContext | None) -> None:
+        self.wire = wire
+        self.connections: dict[threading.Thread, socket.socket] = {}
+        self.connections_lock = threading.Lock()
+        super().__init__((HOST, port), _Handler)
+        if tls is not None:  # the handshake runs in the connection's thread, not accept's
+            self.socket = tls.wrap_socket(
+                self.socket, server_side=True, do_handshake_on_connect=False
+            )
+
+    def server_bind(self) -> None:
+        # HTTPServer's own looks the host name up (socket.getfqdn), which can be slow.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = HOST, int(self.server_address[1])
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # the client went away mid-answer: not the server's error
+        super().handle_error(request, client_address)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self._process, args=(request, client_address), name="refimpl-wire-conn"
+        )
+        thread.daemon = True
+        with self.connections_lock:
+            self.connections[thread] = request
+        thread.start()
+
+    def _process(self, request: Any, client_address: Any) -> None:
+        try:
+            if isinstance(request, ssl.SSLSocket):
+                try:
+                    request.settimeout(HANDSHAKE_TIMEOUT)
+                    request.do_handshake()
+                    request.settimeout(None)
+                except OSError:  # ssl.SSLError included: not a TLS client, or it left
+                    self.shutdown_request(request)
+                    return
+            self.process_request_thread(request, client_address)
+        finally:
+            with self.connections_lock:
+                self.connections.pop(threading.current_thread(), None)
+
+
+class WireServer:
+    """An :class:`ApiServer` served over HTTP on 127.0.0.1.
+
+    ``port`` 0 picks a free port (``url`` says which). ``token``: the bearer token every
+    request must carry (default: a fresh random one). ``log``: a text stream that gets
+    one JSON line per answered request (method, path, query, status).
+    ``pump_settings``: how watch streams poll and send bookmarks. ``tls``: serve HTTPS
+    with this context (``refimpl/wire/tls.py`` makes one). Use as a context
+    manager, or :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        api: ApiServer[Any] | None = None,
+        *,
+        port: int = 0,
+        token: str | None = None,
+        log: IO[str] | None = None,
+        pump_settings: PumpSettings = DEFAULT_PUMP,
+        clock: Callable[[], float] | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.api: ApiServer[Any] = api if api is not None else ApiServer()
+        self.token = token if token is not None else secrets.token_urlsafe(32)
+        self.codec = ConfigMapCodec() if clock is None else ConfigMapCodec(clock)
+        self.pump_settings = pump_settings
+        self.stopping = threading.Event()
+        self._log = log
+        self._log_lock = threading.Lock()
+        self._expected = f"Bearer {self.token}".encode()
+        self._scheme = "http" if tls is None else "https"
+        self._httpd = _HTTPServer(self, port, tls)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"{self._scheme}://{HOST}:{self.port}"
+
+    def authorized(self, header: str) -> bool:
+        return hmac.compare_digest(header.encode("latin-1", "replace"), self._expected)
+
+    def log_request(self, method: str, path: str, query: str, status: int) -> None:
+        if self._log is None:
+            return
+        line = json.dumps({"method": method, "path": path, "query": query, "status": status})
+        with self._log_lock:
+            self._log.write(line + "\n")
+            self._log.flush()
+
+    def start(self) -> WireServer:
+        """Serve in a background thread; returns self."""
+        if self._thread is not None:
+            raise RuntimeError("the server was already started")
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="refimpl-wire"
+        )
+        self._thread.start()
+        return self
+
+    def connection_threads(self) -> list[threading.Thread]:
+        """The threads serving a connection now (a finished test expects none)."""
+        with self._httpd.connections_lock:
+            return list(self._httpd.connections)
+
+    def stop(self) -> None:
+        """End every watch stream and connection, join every thread, free the port.
+        Idempotent."""
+        if self.stopping.is_set():
+            return
+        self.stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+        with self._httpd.connections_lock:
+            open_connections = list(self._httpd.connections.items())
+        for _, sock in open_connections:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a reader blocked on keep-alive
+        for thread, _ in open_connections:
+            thread.join(JOIN_TIMEOUT)
+        self._httpd.server_close()
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
