@@ -92,9 +92,9 @@ func main() {
 }
 
 // restConfig builds the rest.Config from the kubeconfig. clientcmd reads a user's
-// credentials only for a TLS server (client_config.go, ClientConfig: "only try to read
-// the auth information if we are secure"), so over refimpl serve's plain http:// the
-// token is set here from the kubeconfig's current user.
+// credentials only for a TLS server (client_config.go, ClientConfig skips them for an
+// insecure one), so over refimpl serve's plain http:// the token is set here from the
+// kubeconfig's current user.
 func restConfig(path string) (*rest.Config, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil || rest.IsConfigTransportTLS(*config) {
