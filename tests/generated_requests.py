@@ -1,10 +1,11 @@
 """What the search generates, recorded: the requests of the first examples of a seeded
 run against the reference adapter (which never fails, so every example runs to its
-end). ``tests/fixtures/inputs_any.json`` holds them for ``--inputs any``, whose
-generators are those of the revision before ``--inputs`` existed; ``test_inputs.py``
-checks they still generate them. (Recorded again, generators unchanged, when the search
-stopped drawing Hypothesis's "local constants": what those gave depended on the modules
-the process had imported; tests/test_seed_determinism.py.)
+end). ``tests/fixtures/inputs_any.json`` holds them as ``--inputs any`` generated them
+(the generators from before ``--inputs`` existed); ``test_inputs.py`` checks ``--inputs
+any`` still generates them. Re-recorded, generators unchanged, when the search stopped
+drawing Hypothesis's "local constants" (what those gave depended on the modules the
+process had imported: tests/test_seed_determinism.py) and when it stopped using
+Hypothesis's stateful runner (which changed every seed's choices).
 
 Regenerate (only when the unusual generators change on purpose)::
 

@@ -4,7 +4,8 @@ and failing example as a search that waits for every answer.
 
 The waiting search is the same code with every example begun without ``ahead``, so
 each request (the example's ``reset`` too) takes the path that reads the adapter's
-answer before the reference is asked. Seeds are fixed below.
+answer before the reference is asked. Seeds are fixed below. Also: the answers to an
+example's requests are all read within it (its last requests may be sent ahead).
 """
 
 from __future__ import annotations
@@ -101,7 +102,11 @@ def test_a_passing_search_sends_the_same_requests(
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("bug", "component", "seed"),
-    [("len-counts-processing", "queue", 1), ("add-after-no-dedup", "delaying_queue", 3)],
+    [
+        ("len-counts-processing", "queue", 1),
+        ("add-after-no-dedup", "delaying_queue", 3),
+        ("informer-relist-keeps-vanished", "informer", 2),
+    ],
 )
 def test_a_failing_search_finds_the_same_example(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bug: str, component: str, seed: int
@@ -110,3 +115,24 @@ def test_a_failing_search_finds_the_same_example(
     assert waiting["failure"] is not None, f"seed {seed} no longer finds {bug}"
     assert fast["failure"] == waiting["failure"]
     assert fast["examples"] == waiting["examples"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("component", ["queue", "informer"])
+def test_every_answer_is_read_within_its_example(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, component: str
+) -> None:
+    """An example's last requests may be sent ahead (an informer's closing ``state`` or
+    ``resume``): their answers are judged before the next example begins, or that one
+    would read them as answers to its own requests."""
+    begin = RunContext.begin_example
+    owed: list[int] = []
+
+    def checked(ctx: RunContext, component: str, ahead: bool = False) -> Any:
+        owed.append(ctx.adapter.outstanding)
+        return begin(ctx, component, ahead=ahead)
+
+    monkeypatch.setattr(RunContext, "begin_example", checked)
+    found = search(REFERENCE, component, 3, tmp_path / "ahead.log")
+    assert found["ahead"] and found["failure"] is None
+    assert len(owed) == found["examples"] and not any(owed)

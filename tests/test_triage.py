@@ -163,7 +163,8 @@ def test_a_run_labels_marks_known_and_writes_json(tmp_path: Path) -> None:
         budget=30,
         progress=False,
         client_go=REFERENCE,
-        known={"queue/differs/get_nowait": "acknowledged upstream"},
+        # What seed 1 finds first (a seed's examples change with the generators).
+        known={"queue/differs/len": "acknowledged upstream"},
         json=str(tmp_path / "run.json"),
         max_findings=1,  # the first finding is the one this test labels
     )
@@ -176,7 +177,7 @@ def test_a_run_labels_marks_known_and_writes_json(tmp_path: Path) -> None:
     found, *new = component["findings"]
     assert len(new) <= 1 and all(f["known"] is None for f in new), new
     assert component["status"] == "fail"
-    assert found["signature"] == "queue/differs/get_nowait"
+    assert found["signature"] == "queue/differs/len"
     assert found["known"] == "acknowledged upstream"
     assert found["client_go"] == DIFFERS
     assert found["shrunk"] == len(found["steps"]) > 0

@@ -11,7 +11,7 @@ under test without a timeout. The modules, by job:
   out on refimpl's own cores (``ReferenceDriver``), and the reference as an adapter
   process (``python -m refimpl.conformance.reference.adapter``);
 - :mod:`refimpl.conformance.search`: ``refimpl conform``'s random search: the
-  generators (declared tables read by one Hypothesis state machine per kind), the
+  generators (declared tables read by one Hypothesis-driven generator per kind), the
   comparison and the invariant checks, the session with the adapter, the minimizer,
   replay and the reports;
 - :mod:`refimpl.conformance.walks`: ``refimpl conform --from-spec``: the walk along

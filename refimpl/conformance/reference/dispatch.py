@@ -241,7 +241,7 @@ class ReferenceDriver:
 
     def answers_alone(self, request: dict[str, Any]) -> bool:
         """The reference's answer to ``request`` does not depend on the adapter's (it
-        settles no choice: :data:`STEERED` and every informer call do), so a harness
+        settles no choice: :data:`STEERED` and most informer calls do), so a harness
         may take it as the prediction and compare the adapter's answer later
         (docs/protocol.md, "Requests sent ahead")."""
         op = request.get("op")
@@ -250,6 +250,9 @@ class ReferenceDriver:
         if op != "call":
             return False  # reset, hello: the harness waits for them
         instance = request.get("instance")
+        component = self.instances.get(instance) if isinstance(instance, str) else None
+        if isinstance(component, InformerComponent):
+            return component.answers_alone(str(request.get("method")))
         kind = self.kinds.get(instance, "") if isinstance(instance, str) else ""
         steered = STEERED.get(kind)
         if steered is None:

@@ -288,6 +288,11 @@ def _reason(args: dict[str, Any], allowed: Sequence[str]) -> str:
     return value
 
 
+#: Informer methods that change neither what the reflector waits for nor its watch, so
+#: the adapter's answer steers nothing unless the reference is in a backoff.
+UNSTEERED = frozenset({"add_handler", "start", "pause", "resume", "state"})
+
+
 def _adapter_waiting(actual: dict[str, Any] | None) -> Any:
     """The ``waiting`` of an adapter's observation (anything else: None)."""
     result = (actual or {}).get("result")
@@ -436,6 +441,14 @@ class InformerComponent:
     def describe(self) -> str:
         fifo = self.informer.fifo_state() if self.informer.started else []
         return f"waiting={self.waiting()} fifo={fifo} paused={self.paused}"
+
+    def answers_alone(self, method: str) -> bool:
+        """The steered reference's answer to ``method`` does not depend on the adapter's:
+        it neither answers the informer's requests nor ends a watch (:data:`UNSTEERED`),
+        and the reference is not in a backoff, the one state the adapter's answer can
+        end (:meth:`follow`). An adapter whose answer differs fails at that step
+        anyway."""
+        return method in UNSTEERED and self.waiting().get("op") != "sleeping"
 
     def follow(self, actual: dict[str, Any]) -> None:
         """Steer: if the adapter is not (or no longer) in a backoff, the reference's

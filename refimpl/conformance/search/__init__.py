@@ -18,8 +18,10 @@ Modules, in layers: each imports only modules listed before it.
 - :mod:`~refimpl.conformance.search.session`: the adapter for the length of a run
   (``RunContext``) and one generated sequence (``Example``: each request sent to both
   sides, compared, checked, recorded);
+- :mod:`~refimpl.conformance.search.generation`: one generated example as a Hypothesis
+  test (``create``, steps, teardown), each choice drawn straight from its choice sequence;
 - :mod:`~refimpl.conformance.search.machines`: the generator for the pieces (queues,
-  store, FIFOs), one table of operations per kind read by one state machine;
+  store, FIFOs), one table of operations per kind read by one generator class;
   :mod:`~refimpl.conformance.search.informer_machine`: the generator that plays the API
   server for the ``informer`` component, its table of actions read the same way;
 - :mod:`~refimpl.conformance.search.replay`: a trace replayed on the adapter (for the

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis.internal.conjecture.data import ConjectureData
 
+from refimpl.conformance.search.generation import Generator
 from refimpl.conformance.search.history import History
 
 if TYPE_CHECKING:
@@ -136,8 +137,8 @@ class Action:
     optional: bool = False
     waiting: str | None = None
     method: str = ""
-    args: tuple[tuple[str, st.SearchStrategy[Any]], ...] = ()
-    does: Callable[[InformerMachine, st.DataObject], None] | None = None
+    args: tuple[tuple[str, st.SearchStrategy[Any] | list[Any]], ...] = ()
+    does: Callable[[InformerMachine], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -158,16 +159,15 @@ class InformerPlan:
     swarm_weights: bool = False
 
 
-class InformerMachine(RuleBasedStateMachine):
-    """The state machine of the ``informer`` component, read from its
-    :class:`InformerPlan` and :data:`ACTIONS`. :func:`make_informer_machine` subclasses
-    it with the plan and the ``create`` initialize rule, whose strategies depend on
-    the adapter."""
+class InformerMachine(Generator):
+    """The generator of the ``informer`` component, read from its :class:`InformerPlan`
+    and :data:`ACTIONS`. :func:`make_informer_machine` subclasses it with the plan and
+    the strategies of ``create``'s arguments, which depend on the adapter."""
 
     plan: ClassVar[InformerPlan]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, data: ConjectureData) -> None:
+        super().__init__(data)
         self.ex: Example = self.plan.ctx.begin_example("informer", ahead=True)
         self.server = ServerModel()
         self.waiting: dict[str, Any] = {"op": "idle"}
@@ -175,8 +175,8 @@ class InformerMachine(RuleBasedStateMachine):
         #: Each handler's ``resync`` (realistic inputs; else every handler's is null).
         self.periods: list[float | None] = []
         self.paused = False
-        self.keys: st.SearchStrategy[str] = st.sampled_from(NAMES[:1])
-        self.kinds: st.SearchStrategy[str] = st.sampled_from(self.plan.weighted)
+        self.keys: list[str] = NAMES[:1]
+        self.kinds: list[str] = self.plan.weighted
 
     def call(self, method: str, **args: Any) -> None:
         answer = self.ex.exchange({"op": "call", "instance": "i", "method": method, "args": args})
@@ -203,11 +203,11 @@ class InformerMachine(RuleBasedStateMachine):
         weights: list[int] | None = None,
         periods: list[float | None] | None = None,
     ) -> None:
-        """The ``create`` step (the initialize rule), the handlers, then ``start``."""
+        """The ``create`` step, the handlers, then ``start``."""
         plan = self.plan
         self.periods = list(periods or [])
         # Skew to few keys: one key half the time, all four rarely.
-        self.keys = st.sampled_from(NAMES[: max(1, names - 1)])
+        self.keys = NAMES[: max(1, names - 1)]
         if plan.swarm_weights and weights is not None:
             # Each action's table weight times the example's factor for it.
             table = list(plan.actions.values())
@@ -217,7 +217,7 @@ class InformerMachine(RuleBasedStateMachine):
         else:
             off = {kind for kind, out in zip(plan.optional, coins, strict=True) if out}
             kinds = [k for k in plan.weighted if k not in off]
-        self.kinds = st.sampled_from(kinds)
+        self.kinds = kinds
         self.ex.exchange(
             {"op": "create", "instance": "i", "component": "informer", "options": options}
         )
@@ -230,16 +230,15 @@ class InformerMachine(RuleBasedStateMachine):
             self.call("pause")
         self.call("start")
 
-    @rule(data=st.data())
-    def step(self, data: st.DataObject) -> None:
+    def step(self) -> None:
         """One action: at most one request, except advance + state."""
-        action = self.plan.actions[data.draw(self.kinds, label="action")]
+        action = self.plan.actions[self.choose(self.kinds)]
         if action.waiting is not None and self.waiting.get("op") != action.waiting:
             return
         if action.does is not None:
-            action.does(self, data)
+            action.does(self)
         else:
-            self.call(action.method, **{name: data.draw(arg) for name, arg in action.args})
+            self.call(action.method, **{name: self.draw(arg) for name, arg in action.args})
 
     def answer_honestly(self) -> bool:
         """Answer what the informer waits for as the server model would (False:
@@ -269,12 +268,12 @@ class InformerMachine(RuleBasedStateMachine):
         self.call("state")
 
     # -- what the actions of ACTIONS do (one request at most, except advance + state)
-    def write(self, data: st.DataObject) -> None:
-        key = data.draw(self.keys)
-        labels = data.draw(LABEL_SETS)
-        self.server.write(key, labels, delete=data.draw(st.booleans()))
+    def write(self) -> None:
+        key = self.choose(self.keys)
+        labels = self.choose(LABELS)
+        self.server.write(key, labels, delete=self.coin())
 
-    def answer(self, data: st.DataObject) -> None:
+    def answer(self) -> None:
         op = self.waiting.get("op")
         if op == "sleeping":
             # Nothing to answer: let the backoff run out (model-guided, so relists
@@ -283,43 +282,43 @@ class InformerMachine(RuleBasedStateMachine):
         elif op != "watching":
             self.answer_honestly()
 
-    def deliver(self, data: st.DataObject) -> None:
+    def deliver(self) -> None:
         self.answer_honestly()
 
-    def bookmark(self, data: st.DataObject) -> None:
+    def bookmark(self) -> None:
         if not self.server.stream:
             obj = {"namespace": "", "name": "", "rv": str(self.server.rv), "labels": {}}
             self.call("watch_event", type="BOOKMARK", object=obj)
 
-    def compact(self, data: st.DataObject) -> None:
+    def compact(self) -> None:
         self.server.compact()
 
-    def drawn_advance(self, data: st.DataObject) -> None:
-        self.advance(data.draw(ADVANCE_STEPS))
+    def drawn_advance(self) -> None:
+        self.advance(self.choose(ADVANCES))
 
-    def late_handler(self, data: st.DataObject) -> None:
+    def late_handler(self) -> None:
         if self.handlers < MAX_HANDLERS:
-            self.add_handler(self.plan.may_raise and data.draw(st.booleans()))
+            self.add_handler(self.plan.may_raise and self.coin())
 
-    def toggle_pause(self, data: st.DataObject) -> None:
+    def toggle_pause(self) -> None:
         self.paused = not self.paused
         self.call("pause" if self.paused else "resume")
 
-    def expire(self, data: st.DataObject) -> None:
+    def expire(self) -> None:
         # The server compacted past the rv the informer asks for: 410 on the watch
         # request, the informer must relist.
         self.server.compact()
         self.call("watch_error", reason="expired")
 
-    def offline_delete(self, data: st.DataObject) -> None:
+    def offline_delete(self) -> None:
         # A delete the informer cannot see as an event (no watch open, and the log
         # compacted past it): only its next list shows the object gone.
         live = sorted(self.server.objects)
         if self.waiting.get("op") != "watching" and live:
-            self.server.write(data.draw(st.sampled_from(live)), {}, delete=True)
+            self.server.write(self.choose(live), {}, delete=True)
             self.server.compact()
 
-    def missed_write(self, data: st.DataObject) -> None:
+    def missed_write(self) -> None:
         # A resync check falls due (if one is ahead), the watch ends with 410 and an
         # object changes (or, one time in three, goes) before the relist: the handlers
         # hear of it from the relist alone (kubernetes PR #86015 delivered such an update
@@ -332,8 +331,8 @@ class InformerMachine(RuleBasedStateMachine):
             if self.waiting.get("op") != "watching":
                 return
             self.call("watch_end", how="expired")
-            key, labels = data.draw(st.sampled_from(live)), data.draw(LABEL_SETS)
-            self.server.write(key, labels, delete=data.draw(MISSED_DELETES))
+            key, labels = self.choose(live), self.choose(LABELS)
+            self.server.write(key, labels, delete=self.choose(MISSED_DELETES))
             self.server.compact()
 
     def teardown(self) -> None:
@@ -351,14 +350,12 @@ class InformerMachine(RuleBasedStateMachine):
             if self.answer_honestly():
                 continue
             if self.waiting.get("op") == "watching":
-                return
+                break
             self.advance("next" if self.ex.next_deadline() else 65.0)
+        self.ex.settle()  # judge the last requests sent ahead
 
 
-LABEL_SETS = st.sampled_from(LABELS)
-ADVANCE_STEPS = st.sampled_from(ADVANCES)
-REASONS = st.sampled_from(FAULT_REASONS)
-MISSED_DELETES = st.sampled_from([False, False, True])
+MISSED_DELETES = [False, False, True]
 
 #: The informer's actions, in the order they are offered to Hypothesis. An action is
 #: generated only if the methods it sends are offered and not skipped (--skip), so a
@@ -385,7 +382,7 @@ ACTIONS: tuple[Action, ...] = (
         optional=True,
         waiting="watching",
         method="watch_end",
-        args=(("how", st.sampled_from(WATCH_ENDS)),),
+        args=(("how", WATCH_ENDS),),
     ),
     Action(
         "list_error",
@@ -394,7 +391,7 @@ ACTIONS: tuple[Action, ...] = (
         optional=True,
         waiting="list",
         method="list_error",
-        args=(("reason", REASONS),),
+        args=(("reason", FAULT_REASONS),),
     ),
     Action(
         "watch_error",
@@ -403,7 +400,7 @@ ACTIONS: tuple[Action, ...] = (
         optional=True,
         waiting="watch",
         method="watch_error",
-        args=(("reason", REASONS),),
+        args=(("reason", FAULT_REASONS),),
     ),
     Action("compact", 1, optional=True, does=InformerMachine.compact),
     Action("advance", 2, does=InformerMachine.drawn_advance),
@@ -482,8 +479,8 @@ def _create_options(caps: dict[str, Any], realistic: bool) -> dict[str, st.Searc
 
 def make_informer_machine(
     ctx: RunContext, methods: frozenset[str], caps: dict[str, Any]
-) -> type[RuleBasedStateMachine]:
-    """The state machine class for the informer component of one adapter."""
+) -> type[InformerMachine]:
+    """The generator class for the informer component of one adapter."""
     realistic = ctx.config.inputs == "realistic"
     table = ACTIONS + RARE_ACTIONS if realistic else ACTIONS
     usable = [a for a in table if a.sends <= methods]
@@ -518,7 +515,5 @@ def make_informer_machine(
         if caps.get("resync"):
             resyncs = st.sampled_from(HANDLER_RESYNCS)
             arguments["periods"] = st.lists(resyncs, min_size=MAX_HANDLERS, max_size=MAX_HANDLERS)
-    # Typed for keyword strategies only (the dict hides that it names no ``target``).
-    initialize_rule: Callable[..., Callable[[Callable[..., None]], Any]] = initialize
-    create = initialize_rule(**arguments)(InformerMachine.create)
-    return type("Conform_informer", (InformerMachine,), {"plan": plan, "create": create})
+    create_args = st.fixed_dictionaries(arguments)
+    return type("Conform_informer", (InformerMachine,), {"plan": plan, "create_args": create_args})

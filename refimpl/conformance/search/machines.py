@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis.internal.conjecture.data import ConjectureData
 
 from refimpl.conformance.protocol import COMPONENTS, LIMITERS
 from refimpl.conformance.reference.cache import INDEX_FUNCS
 from refimpl.conformance.reference.workqueue import NAMES
+from refimpl.conformance.search.generation import Generator
 from refimpl.conformance.search.history import History, object_key
 
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_OPERATIONS",
-    "ITEMS",
     "NAMES",
     "NAME_COUNTS",
     "QUEUE_OPERATIONS",
@@ -49,17 +49,15 @@ __all__ = [
     "untested",
 ]
 
-#: Work queue items: NAMES ("a" to "d"). Each example uses only the first few (see
-#: NAME_COUNTS), so collisions (re-adds, duplicates, ties) are the norm, yet three or
-#: four items can be queued at once, which container bugs (a ring buffer that grows) need.
-ITEMS = st.sampled_from(NAMES)
-#: How many of NAMES one example uses: mostly one or two, sometimes three or four.
-#: Shrinks towards one.
+#: How many of the work queue items (NAMES: "a" to "d") one example uses: mostly one or
+#: two, sometimes three or four; shrinks towards one. So collisions (re-adds, duplicates,
+#: ties) are the norm, yet three or four items can be queued at once, which container
+#: bugs (a ring buffer that grows) need.
 NAME_COUNTS = st.sampled_from([1, 1, 1, 2, 2, 2, 3, 4])
 #: Delays and clock steps: whole milliseconds (exact in every representation), a few
 #: seconds, zero and a negative delay (client-go adds those at once).
-DELAYS = st.sampled_from([0.001, 0.002, 0.003, 0.0, -0.001])
-STEPS = st.sampled_from(["next", 0.001, "next", 0.002, 0.0, 11.0])
+DELAYS = [0.001, 0.002, 0.003, 0.0, -0.001]
+STEPS: list[str | float] = ["next", 0.001, "next", 0.002, 0.0, 11.0]
 #: The last clock step of a drain: past every short delay the generator schedules, so
 #: anything an implementation still fires after the reference is quiet shows up.
 QUIET_STEP = 11.0
@@ -145,10 +143,10 @@ OBJECTS = st.fixed_dictionaries(
     }
 )
 OBJECT_LISTS = st.lists(OBJECTS, max_size=3)
-KEYS = st.sampled_from(["a", "b", "x/a", "x/b", "nope"])
-INDEXES = st.sampled_from(["namespace", "labels", "bogus"])  # "bogus" is never registered
-INDEX_VALUES = st.sampled_from(["", "x", "team=red", "team=blue", "y"])
-RVS = st.sampled_from(["10", "11"])
+KEYS = ["a", "b", "x/a", "x/b", "nope"]
+INDEXES = ["namespace", "labels", "bogus"]  # "bogus" is never registered
+INDEX_VALUES = ["", "x", "team=red", "team=blue", "y"]
+RVS = ["10", "11"]
 
 #: How a step is sent: ``call`` (one call of ``method`` with the drawn ``args``),
 #: ``advance`` (the clock, by the drawn ``seconds``; "next": to the reference's next
@@ -176,7 +174,9 @@ class Operation:
     weight: int
     #: The protocol method it calls (default: ``name``).
     method: str = ""
-    args: tuple[tuple[str, st.SearchStrategy[Any] | ExampleItem], ...] = ()
+    #: Each argument's name and where it is drawn from: a strategy, a list (one of its
+    #: elements, as ``st.sampled_from`` would draw it) or EXAMPLE_ITEM.
+    args: tuple[tuple[str, st.SearchStrategy[Any] | list[Any] | ExampleItem], ...] = ()
     #: It only reads state: never left out of an example (swarm testing).
     observer: bool = False
     send: Send = "call"
@@ -329,21 +329,20 @@ class Plan:
     realistic: bool = False
 
 
-class ComponentMachine(RuleBasedStateMachine):
-    """The state machine of every component but the informer, read from its
-    :class:`Plan`. Owns nothing but its example and what the adapter's answers imply
-    (which items it handed out and not yet got back). :func:`make_machine` subclasses it
-    with the plan and the ``create`` initialize rule, whose strategies depend on the
-    adapter."""
+class ComponentMachine(Generator):
+    """The generator of every component but the informer, read from its :class:`Plan`.
+    Owns nothing but its example and what the adapter's answers imply (which items it
+    handed out and not yet got back). :func:`make_machine` subclasses it with the plan
+    and the strategies of ``create``'s arguments, which depend on the adapter."""
 
     plan: ClassVar[Plan]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, data: ConjectureData) -> None:
+        super().__init__(data)
         plan = self.plan
         self.ex = plan.ctx.begin_example(plan.component, ahead=True)
-        self.kinds: st.SearchStrategy[str] = st.sampled_from(plan.weighted)
-        self.items: st.SearchStrategy[str] = ITEMS
+        self.kinds: list[str] = plan.weighted
+        self.items: Sequence[str] = NAMES
         self.wired = False
         self.history = History()
         self.keys: st.SearchStrategy[str] = st.just(HISTORY_KEYS[0])
@@ -354,11 +353,10 @@ class ComponentMachine(RuleBasedStateMachine):
         return self.ex.exchange({"op": "call", "instance": "x", "method": method, "args": args})
 
     def create(self, options: dict[str, Any], coins: list[bool], names: int, wired: bool) -> None:
-        """The ``create`` step (the initialize rule): options, swarm coins, item count
-        and wiring as drawn."""
+        """The ``create`` step: options, swarm coins, item count and wiring as drawn."""
         plan = self.plan
         # Most bugs need one item used over and over; some need two, a few more.
-        self.items = st.just("a") if names == 1 else st.sampled_from(NAMES[:names])
+        self.items = NAMES[:names]
         self.keys = st.sampled_from(HISTORY_KEYS[:names])
         off = {kind for kind, out in zip(plan.optional, coins, strict=True) if out}
         if plan.mutators and plan.mutators <= off:
@@ -373,26 +371,24 @@ class ComponentMachine(RuleBasedStateMachine):
         if self.wired:
             off |= {"known_add", "known_delete"}
         if off:
-            self.kinds = st.sampled_from([k for k in plan.weighted if k not in off])
+            self.kinds = [k for k in plan.weighted if k not in off]
 
-    @rule(data=st.data())
-    def step(self, data: st.DataObject) -> None:
-        kind = data.draw(self.kinds, label="operation")
+    def step(self) -> None:
+        kind = self.choose(self.kinds)
         if kind == "done" and not self.ex.held:
             kind = "get_nowait"
-        self.send(self.plan.operations[kind], data)
+        self.send(self.plan.operations[kind])
 
-    def send(self, operation: Operation, data: st.DataObject) -> None:
+    def send(self, operation: Operation) -> None:
         """One step: exactly one request (a wired pop: and the updates it implies)."""
         if self.plan.realistic and operation.name in HISTORY_OPERATIONS:
-            self.send_realistic(operation.name, data)
+            self.send_realistic(operation.name)
             return
         if operation.send == "done_held":
-            held = self.ex.held
-            self.call("done", item=held[data.draw(st.integers(0, len(held) - 1))])
+            self.call("done", item=self.choose(self.ex.held))
             return
         args = {
-            name: data.draw(self.items if isinstance(arg, ExampleItem) else arg)
+            name: self.choose(self.items) if isinstance(arg, ExampleItem) else self.draw(arg)
             for name, arg in operation.args
         }
         if operation.send == "advance":
@@ -407,14 +403,14 @@ class ComponentMachine(RuleBasedStateMachine):
         else:
             self.call(operation.method or operation.name, **args)
 
-    def send_realistic(self, name: str, data: st.DataObject) -> None:
+    def send_realistic(self, name: str) -> None:
         """One step whose objects an honest server and reflector would send: an add or
         update at a new rv (an update iff the key is live), a delete of a live object at
         the last rv the client saw, known objects the client was sent, a replace listing
         every live object after writes the client missed (a relist)."""
         history = self.history
         if name == "replace":
-            missed = data.draw(
+            missed = self.draw(
                 st.lists(st.tuples(self.keys, st.booleans(), HISTORY_LABELS), max_size=2)
             )
             for key, gone, labels in missed:
@@ -427,18 +423,18 @@ class ComponentMachine(RuleBasedStateMachine):
             self.call("replace", objs=objs, rv=str(history.rv))
             return
         if name in ("known_add", "known_delete") and self.sent:
-            key = data.draw(st.sampled_from(sorted(self.sent)))
+            key = self.choose(sorted(self.sent))
             self.call(name, obj=self.sent[key])
             return
         live = sorted(history.objects)
         if name == "delete" and live:
-            obj = history.delete(data.draw(st.sampled_from(live)))
+            obj = history.delete(self.choose(live))
             assert obj is not None
             self.call("delete", obj=obj)
             return
-        key = data.draw(self.keys)
+        key = self.draw(self.keys)
         method = "update" if key in history.objects else "add"
-        obj = history.write(key, data.draw(HISTORY_LABELS))
+        obj = history.write(key, self.draw(HISTORY_LABELS))
         self.sent[key] = obj
         self.call(method if method in self.plan.methods else name, obj=obj)
 
@@ -527,8 +523,8 @@ def make_machine(
     *,
     misuse: bool = False,
     pinned: dict[str, Any] | None = None,
-) -> type[RuleBasedStateMachine]:
-    """The state machine class for one component of one adapter (``caps``: what the
+) -> type[ComponentMachine]:
+    """The generator class for one component of one adapter (``caps``: what the
     adapter's handshake says about the component)."""
     limiters = set(caps.get("limiters", []))
     cache = component in CACHE_COMPONENTS
@@ -562,11 +558,13 @@ def make_machine(
         timed=timed,
         realistic=ctx.config.inputs == "realistic" and cache,
     )
-    create = initialize(
-        options=_create_options(component, caps, pinned),
-        coins=swarm,
-        names=NAME_COUNTS,
-        wired=st.booleans() if can_wire else st.just(False),
-    )(ComponentMachine.create)
+    create_args = st.fixed_dictionaries(
+        {
+            "options": _create_options(component, caps, pinned),
+            "coins": swarm,
+            "names": NAME_COUNTS,
+            "wired": st.booleans() if can_wire else st.just(False),
+        }
+    )
     name = f"Conform_{component}"
-    return type(name, (ComponentMachine,), {"plan": plan, "create": create})
+    return type(name, (ComponentMachine,), {"plan": plan, "create_args": create_args})

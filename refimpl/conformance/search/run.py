@@ -83,7 +83,6 @@ def _settings(config: Config, max_examples: int) -> Any:
     phases = (Phase.generate, Phase.shrink) if hypothesis_shrinks else (Phase.generate,)
     return settings(
         max_examples=max_examples,
-        stateful_step_count=config.steps,
         deadline=None,
         database=None,
         derandomize=False,
@@ -126,7 +125,7 @@ def _only_hypothesis_constants() -> Iterator[None]:
 
 
 def _machine(ctx: RunContext, component: str, caps: dict[str, Any]) -> Any:
-    """The state machine class that generates ``component``'s examples."""
+    """The generator class of ``component``'s examples."""
     from refimpl.conformance.search.informer_machine import make_informer_machine
     from refimpl.conformance.search.machines import make_machine
 
@@ -148,12 +147,14 @@ def _search(ctx: RunContext, machine: Any, n: int) -> Search:
     shrunk by Hypothesis, or until the budget or the examples run out."""
     from hypothesis import seed
     from hypothesis.reporting import with_reporter
-    from hypothesis.stateful import run_state_machine_as_test
+
+    from refimpl.conformance.search.generation import as_test
 
     assert ctx.config.seed is not None
     ctx.best, ctx.shrink_deadline = None, float("inf")
     settings = _settings(ctx.config, max(ctx.config.max_examples - ctx.generated, 1))
-    seeded = seed(ctx.config.seed + n * SEED_STRIDE)(machine)
+    test = as_test(machine, ctx.config.steps)
+    seeded = seed(ctx.config.seed + n * SEED_STRIDE)(settings(test))
     sink = io.StringIO()
     try:
         with (
@@ -161,7 +162,7 @@ def _search(ctx: RunContext, machine: Any, n: int) -> Search:
             contextlib.redirect_stdout(sink),
             _only_hypothesis_constants(),
         ):
-            run_state_machine_as_test(seeded, settings=settings)
+            seeded()
     except BudgetExhausted:
         return Search("budget", ctx.best)
     except AbortRun:

@@ -127,10 +127,10 @@ class Example:
         ctx = self.ctx
         try:
             if feeds_store:
-                self.settle()  # nothing may reach the adapter past a difference
+                self.read_ahead()  # nothing may reach the adapter past a difference
             # Queued behind the requests sent ahead: one write carries them all.
             ctx.adapter.send(request)
-            self.settle()
+            self.read_ahead()
             actual = ctx.adapter_receive()
         except AdapterFailure as exc:
             self._adapter_failed(request, self._reference(request, None), exc)
@@ -155,6 +155,14 @@ class Example:
 
     def settle(self) -> None:
         """Read and judge the answers to the requests sent ahead, oldest first."""
+        self.read_ahead()
+
+    def read_ahead(self) -> None:
+        """As :meth:`settle`, which a :class:`SearchExample` overrides to end a set-aside
+        example quietly; a request about to be awaited calls this one, so it is not
+        awaited past a failure. After a failure, every answer still owed (also one to a
+        request just written) belongs to no example: it is dropped when read."""
+        judged = False
         try:
             while self.pending:
                 request, expected = self.pending.popleft()
@@ -166,8 +174,9 @@ class Example:
                 except AdapterFailure as exc:
                     self._adapter_failed(request, expected, exc)
                 self._judge(request, expected, actual)
+            judged = True
         finally:
-            if self.pending:  # a failure: the rest belong to no example
+            if not judged:
                 self.pending.clear()
                 self.ctx.adapter.abandon()
 
