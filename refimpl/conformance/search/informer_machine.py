@@ -441,7 +441,7 @@ RARE_ACTIONS: tuple[Action, ...] = (
     Action("offline_delete", 3, does=InformerMachine.offline_delete),
     Action(
         "missed_write",
-        2,
+        3,
         sends=frozenset({"watch_end"}),
         waiting="watching",
         does=InformerMachine.missed_write,
