@@ -22,7 +22,9 @@ from spec_graphs import spec_graph
 
 from refimpl.cache.deltas import Delta, DeltaType
 from refimpl.cache.handlers import ResourceEventHandler
+from refimpl.cache.informer_core import InformerCore
 from refimpl.cache.process_deltas import process_deltas
+from refimpl.cache.processor import Notification, ProcessorListener, SharedProcessor
 from refimpl.cache.store import Indexer
 from refimpl.tla.graph import StateGraph
 from refimpl.tla.manifest import load_manifest
@@ -113,7 +115,37 @@ def relist_as_resync(
         process_deltas(handler, store, [delta], initial)
 
 
-def test_relist_as_resync_fails_replay() -> None:
-    report = replay(_graph(), _mapping(process=relist_as_resync), max_mismatches=3)
-    assert not report.ok, "processing before #86015 passed the replay"
+class ResyncToEveryListener(SharedProcessor):
+    """Hands a resync update to every listener, due or not (the syncing flags are
+    kept but not read): handlers not due are woken by resyncs they did not ask for."""
+
+    def distribute(self, notification: Notification, sync: bool) -> None:
+        super().distribute(notification, False)
+
+
+class ResyncToEveryListenerInformer(InformerCore[Any]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.processor = ResyncToEveryListener(self.clock, threaded=False)
+
+
+class LateHandlerWithoutCache(InformerCore[Any]):
+    """Registers a handler after start without handing it the cache as initial adds:
+    it hears only of changes made after it joined (INF-7)."""
+
+    def _add_listener(self, listener: ProcessorListener) -> None:
+        self.processor.add_listener(listener)
+
+
+BROKEN = [
+    pytest.param({"process": relist_as_resync}, id="relist-as-resync"),
+    pytest.param({"informer_factory": ResyncToEveryListenerInformer}, id="resync-to-all"),
+    pytest.param({"informer_factory": LateHandlerWithoutCache}, id="late-handler-no-cache"),
+]
+
+
+@pytest.mark.parametrize("broken", BROKEN)
+def test_broken_part_fails_replay(broken: dict[str, object]) -> None:
+    report = replay(_graph(), _mapping(**broken), max_mismatches=3)
+    assert not report.ok, f"{broken} passed the replay"
     print(report.mismatches[0])
