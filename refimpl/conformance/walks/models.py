@@ -40,7 +40,8 @@ NOT_WALKED: dict[str, str] = {
     ),
     "InformerResync": (
         "no request mapping yet: AddHandler would be add_handler after start and "
-        "ResyncCheck a resync tick by advance; the mapping is not written"
+        "ResyncCheck a resync tick by advance, whose due handlers follow from the "
+        "walk's whole clock history (docs/07, InformerResync)"
     ),
     "ControllerReplay": (
         "the protocol has no controller component: workers and reconciles would be "
