@@ -14,7 +14,9 @@ Runs nothing on import. The modules:
   spec/RealFIFO.tla), :mod:`~refimpl.tla.refine_informer` (spec/Informer.tla,
   spec/InformerAtomic.tla: its moves; the states are
   :mod:`~refimpl.tla.refine_informer_state`'s, the replay's own pieces
-  :mod:`~refimpl.tla.refine_informer_parts`) and :mod:`~refimpl.tla.refine_controller`
+  :mod:`~refimpl.tla.refine_informer_parts`), :mod:`~refimpl.tla.refine_informer_resync`
+  (spec/InformerResync.tla: a second listener and resync) and
+  :mod:`~refimpl.tla.refine_controller`
   (spec/Controller.tla); :mod:`~refimpl.tla.mappings` says which mapping replays which
   graphed model;
 - :mod:`~refimpl.tla.trace` checks simulator traces with TLC through spec/trace/

@@ -16,6 +16,7 @@ from refimpl.cache.informer_core import FifoMode
 from refimpl.tla.refine_controller import ControllerMapping
 from refimpl.tla.refine_fifo import DeltaFIFOMapping, RealFIFOMapping
 from refimpl.tla.refine_informer import InformerMapping
+from refimpl.tla.refine_informer_resync import InformerResyncMapping
 from refimpl.tla.refine_workqueue import WorkQueueMapping
 from refimpl.tla.replay import Move
 from refimpl.tla.values import Value, parse_value
@@ -98,6 +99,12 @@ def _informer_faults(c: Mapping[str, Value]) -> Mapping_:
     )
 
 
+def _informer_resync(c: Mapping[str, Value]) -> Mapping_:
+    return InformerResyncMapping(
+        _strs(c["Keys"]), _int(c["MaxRV"]), FifoMode.DELTA, max_resyncs=_int(c["MaxResyncs"])
+    )
+
+
 def _controller(c: Mapping[str, Value]) -> Mapping_:
     return ControllerMapping(
         _strs(c["Keys"]),
@@ -118,6 +125,7 @@ MAPPINGS: dict[str, Callable[[Mapping[str, Value]], Mapping_]] = {
     "Informer": _informer(FifoMode.DELTA),
     "InformerAtomic": _informer(FifoMode.REAL_ATOMIC),
     "InformerFaults": _informer_faults,
+    "InformerResync": _informer_resync,
     "ControllerReplay": _controller,
 }
 

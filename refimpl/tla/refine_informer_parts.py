@@ -321,6 +321,10 @@ class BuiltInformer:
     event_seen: bool = False
     faults: int = 0
     bookmarks: int = 0
+    #: InformerResync.tla: the second listener (None until added) and the resync
+    #: checks so far (the model's bound).
+    listener2: ProcessorListener | None = None
+    resyncs: int = 0
 
     def record(self) -> CallRecorder:
         return CallRecorder(self.outbox, self.check)

@@ -34,8 +34,8 @@ rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from typing import cast
+from collections.abc import Callable, Mapping
+from typing import ClassVar, cast
 
 import attrs
 
@@ -119,6 +119,9 @@ class InformerStates:
     process: ProcessFunc = process_deltas
     server_factory: type[ApiServerCore] = ApiServerCore
     reflector_core_factory: type[ReflectorCore] = ReflectorCore
+    #: The informer's resync period (its handlers' and the reflector's check period):
+    #: 0, never, but for InformerResync.tla's mapping.
+    resync_period: ClassVar[float] = 0.0
 
     def __attrs_post_init__(self) -> None:
         if self.mode not in (FifoMode.DELTA, FifoMode.REAL_ATOMIC):
@@ -190,11 +193,24 @@ class InformerStates:
             check(kind, obj)
 
         informer = self.informer_factory(
-            lw, clock=clock, fifo_mode=self.mode, batch=False, on_applied=on_applied
+            lw,
+            clock=clock,
+            fifo_mode=self.mode,
+            batch=False,
+            on_applied=on_applied,
+            resync_period=self.resync_period,
         )
         store = SwitchStore()
         core = self.reflector_core_factory()
-        loop = _reflector_loop(lw, store, core, clock)
+        # With no resync period (Informer.tla, InformerAtomic.tla) the loop never resyncs.
+        loop = _reflector_loop(
+            lw,
+            store,
+            core,
+            clock,
+            resync_period=self.resync_period,
+            should_resync=informer.processor.should_resync,
+        )
         built = BuiltInformer(
             server=server,
             spec_history=history,
@@ -319,7 +335,8 @@ class InformerStates:
 
     def _listener(self, state: Mapping[str, Value]) -> ProcessorListener:
         handler = ViewHandler(spec_rv_map(state["view"], 0), spec_rv_map(state["lastRV"], 0))
-        listener = ProcessorListener(handler, 0.0, 0.0, 0.0, name="replay")
+        period = self.resync_period
+        listener = ProcessorListener(handler, period, period, 0.0, name="replay")
         notes = shift_rvs(state["notifications"], 1)
         assert isinstance(notes, tuple)
         for note in notes:
@@ -433,7 +450,13 @@ class InformerStates:
 
 
 def _reflector_loop(
-    lw: ScriptedListerWatcher, store: SwitchStore, core: ReflectorCore, clock: FakeClock
+    lw: ScriptedListerWatcher,
+    store: SwitchStore,
+    core: ReflectorCore,
+    clock: FakeClock,
+    *,
+    resync_period: float = 0.0,
+    should_resync: Callable[[], bool] | None = None,
 ) -> Steps[None]:
     """client-go's reflector loop over the replay's lister-watcher and store, not yet
     started (the replay drives it one park point at a time)."""
@@ -446,6 +469,8 @@ def _reflector_loop(
         rng=random.Random(0),
         delay=lambda: 1.0,
         stop=NeverStop(),
+        resync_period=resync_period,
+        should_resync=should_resync,
         # The specs' reflector lists, then watches: they do not model watch-list
         # (client-go's default since v1.35), so the replay pins list + watch.
         use_watch_list=False,

@@ -38,6 +38,11 @@ NOT_WALKED: dict[str, str] = {
         "no request mapping yet: its faults (ListFail, WatchExpired, WatchRetry, "
         "WatchShort, bookmarks) have protocol requests, the mapping is not written"
     ),
+    "InformerResync": (
+        "no request mapping yet: AddHandler would be add_handler after start and "
+        "ResyncCheck a resync tick by advance, whose due handlers follow from the "
+        "walk's whole clock history (docs/07, InformerResync)"
+    ),
     "ControllerReplay": (
         "the protocol has no controller component: workers and reconciles would be "
         "the harness's own"
