@@ -49,7 +49,8 @@ typecheck: $(STAMP)
 PYTEST_FLAGS ?=
 #: pytest-xdist workers: one per core (2 on the project's machine); PYTEST_WORKERS=0 runs
 #: the tests in this process. worksteal: a worker that runs dry takes queued tests from
-#: the other, so the few minute-long graph replays and walks do not leave a core idle.
+#: the other, and tests/conftest.py hands the minute-long graph replays and walks out
+#: first, so none of them starts last beside an idle core.
 PYTEST_WORKERS ?= auto
 
 pytest: $(STAMP)
