@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from spec_graphs import spec_graph
+from spec_graphs import assert_reads_back, assert_refines, spec_graph
 
 from refimpl.cache.informer_core import FifoMode
 from refimpl.cache.reflector import NextStep, ReflectorCore, VeryShortWatchError
@@ -79,20 +79,13 @@ def test_graph_is_the_model_tlc_checks() -> None:
 
 
 def test_mapping_reads_back_every_state() -> None:
-    mapping = _mapping()
-    for state in _graph().states:
-        assert mapping.spec_state(mapping.build(state)) == dict(state)
+    assert_reads_back(_graph(), _mapping())
 
 
 # Minutes on a quiet 2-core machine; a shared one doubles that (pytest's default is 300 s).
 @pytest.mark.timeout(900)
 def test_informer_refines_spec_with_faults() -> None:
-    graph = _graph()
-    report = replay(graph, _mapping())
-    print(MODEL, report.summary())
-    assert report.ok, "\n".join(report.mismatches)
-    assert report.states == len(graph.states)
-    assert report.edges == sum(1 for e in graph.edges if e.source != e.target)
+    assert_refines(MODEL, _graph(), _mapping())
 
 
 # -- broken parts ----------------------------------------------------------------------

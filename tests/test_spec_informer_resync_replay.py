@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from spec_graphs import spec_graph
+from spec_graphs import assert_reads_back, assert_refines, spec_graph
 
 from refimpl.cache.deltas import Delta, DeltaType
 from refimpl.cache.handlers import ResourceEventHandler
@@ -78,19 +78,12 @@ def test_graph_is_the_model_tlc_checks() -> None:
 
 
 def test_mapping_reads_back_every_state() -> None:
-    mapping = _mapping()
-    for state in _graph().states:
-        assert mapping.spec_state(mapping.build(state)) == dict(state)
+    assert_reads_back(_graph(), _mapping())
 
 
 @pytest.mark.timeout(900)
 def test_informer_refines_spec_with_resync() -> None:
-    graph = _graph()
-    report = replay(graph, _mapping())
-    print(MODEL, report.summary())
-    assert report.ok, "\n".join(report.mismatches)
-    assert report.states == len(graph.states)
-    assert report.edges == sum(1 for e in graph.edges if e.source != e.target)
+    assert_refines(MODEL, _graph(), _mapping())
 
 
 # -- broken parts ----------------------------------------------------------------------
