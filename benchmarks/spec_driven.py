@@ -65,7 +65,7 @@ MODELS = {
     "delaying_queue": ["WorkQueue"],
     "delta_fifo": ["DeltaFIFO", "DeltaFIFONoReplaced"],
     "real_fifo": ["RealFIFO", "RealFIFOAtomic"],
-    "informer": ["Informer", "InformerAtomic"],
+    "informer": ["Informer", "InformerAtomic", "InformerResync"],
 }
 #: What tests/test_spec_driven.py reads (``--write-pins``).
 PINS = ROOT / "tests" / "pins" / "walks.json"
@@ -85,10 +85,16 @@ def eager(model: str) -> SpecMapping:
     return attrs.evolve(mapping, pause=False) if isinstance(mapping, InformerMapping) else mapping
 
 
+def pauses(mapping: SpecMapping) -> bool:
+    """Whether the mapping has a paused walk besides its eager one (InformerResync's
+    has none: see its mapping)."""
+    return isinstance(mapping, InformerMapping) and mapping.pause
+
+
 def walk(graphs: dict[str, StateGraph], model: str, command: list[str], paused: bool) -> SpecRun:
     """The walk of ``model`` against ``command``: with the model's mapping as it is
     (``paused``: the informer pauses where the adapter declares it), or ``eager``."""
-    paused = paused or not isinstance(SPEC_MAPPINGS[model], InformerMapping)
+    paused = paused or not pauses(SPEC_MAPPINGS[model])
     key = (model, paused, tuple(command))
     if key not in _RUNS:
         mapping = SPEC_MAPPINGS[model] if paused else eager(model)
@@ -148,7 +154,7 @@ def build_pins(graphs: dict[str, StateGraph], models: list[str]) -> dict[str, An
     pinned: dict[str, Any] = {}
     for model in models:
         pinned[model] = {"walk": _coverage_pins(model, walk(graphs, model, REFERENCE, False))}
-        if isinstance(SPEC_MAPPINGS[model], InformerMapping):
+        if pauses(SPEC_MAPPINGS[model]):
             pinned[model]["paused"] = _coverage_pins(
                 model, walk(graphs, model, REFERENCE, paused=True)
             )
@@ -319,6 +325,7 @@ _UNDRIVEN_COLUMNS = {
     "external": "external steps while work is pending",
     "internal": "internal steps in another interleaving",
     "another": "another list/deletion order",
+    "ResyncCheck": "ticks no clock gives",
 }
 
 
@@ -329,7 +336,7 @@ def _undriven_table(graphs: dict[str, StateGraph]) -> tuple[list[str], list[list
     for model, mapping in SPEC_MAPPINGS.items():
         if not isinstance(mapping, InformerMapping):
             continue
-        for paused in (False, True):
+        for paused in (False, True) if mapping.pause else (False,):
             cov = walk(graphs, model, REFERENCE, paused).coverage
             cells = dict.fromkeys(_UNDRIVEN_COLUMNS, "0")
             for reason, n in cov.undriven.items():

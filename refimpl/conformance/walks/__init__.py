@@ -18,5 +18,6 @@ Modules, from the entry point down:
   answers must be: :mod:`~refimpl.conformance.walks.spec_mapping` (the shared shape,
   ``SpecMapping``, and shared parts), :mod:`~refimpl.conformance.walks.workqueue_mapping`,
   :mod:`~refimpl.conformance.walks.fifo_mapping`,
-  :mod:`~refimpl.conformance.walks.informer_mapping`.
+  :mod:`~refimpl.conformance.walks.informer_mapping`,
+  :mod:`~refimpl.conformance.walks.informer_resync_mapping`.
 """

@@ -37,6 +37,7 @@ __all__ = [
     "INFORMER_ATOMIC",
     "INFORMER_EXTERNAL",
     "InformerMapping",
+    "handler_call",
     "informer_calls_ok",
 ]
 
@@ -137,6 +138,17 @@ def _inf1(call: Mapping[str, Any]) -> bool:
     return rv is not None and held is not None and held >= rv
 
 
+def handler_call(handler: str, note: Value) -> dict[str, Any]:
+    """The call a spec notification is to ``handler`` (kind, key, rv)."""
+    assert isinstance(note, Fn)
+    return {
+        "handler": handler,
+        "kind": str(note["type"]),
+        "key": str(note["key"]),
+        "rv": _code_rv(note["rv"]),
+    }
+
+
 def _deletes(cs: Sequence[Mapping[str, Any]]) -> list[bool]:
     return [c.get("kind") == "delete" for c in cs]
 
@@ -144,9 +156,10 @@ def _deletes(cs: Sequence[Mapping[str, Any]]) -> list[bool]:
 def informer_calls_ok(
     expected: list[dict[str, Any]], calls: Any, *, deletions_first: bool = False
 ) -> bool:
-    """Per key the calls are the expected ones, in order (kind, key, rv); across keys
-    any order (the specs' list and tombstone orders are Go map order, and the protocol's
-    list is a set); every call from the walk's handler and within INF-1.
+    """Per handler and key the calls are the expected ones, in order (kind, key, rv);
+    across keys and handlers any order (the specs' list and tombstone orders are Go map
+    order, the protocol's list is a set, and each handler has its own goroutine); every
+    call within INF-1.
 
     ``deletions_first`` (the atomic RealFIFO): across keys, too, the calls are deletes
     exactly where the spec's are. A ReplacedAll hands out every deletion before any add
@@ -155,15 +168,17 @@ def informer_calls_ok(
     list order nor a deletion order moves a delete past a non-delete."""
     if not isinstance(calls, list) or len(calls) != len(expected):
         return False
-    if not all(isinstance(c, dict) and c.get("handler") == HANDLER and _inf1(c) for c in calls):
+    if not all(isinstance(c, dict) and _inf1(c) for c in calls):
         return False
     if deletions_first and _deletes(calls) != _deletes(expected):
         return False
 
-    def per_key(cs: Sequence[Mapping[str, Any]]) -> dict[Any, list[tuple[Any, Any]]]:
+    def per_key(cs: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, Any], list[tuple[Any, Any]]]:
         out: dict[Any, list[tuple[Any, Any]]] = {}
         for c in cs:
-            out.setdefault(c.get("key"), []).append((c.get("kind"), c.get("rv")))
+            out.setdefault((c.get("handler"), c.get("key")), []).append(
+                (c.get("kind"), c.get("rv"))
+            )
         return out
 
     return per_key(calls) == per_key(expected)
@@ -463,16 +478,7 @@ class InformerMapping(MappingDefaults):
                 continue
             notes = graph.states[e.source]["notifications"]
             assert isinstance(notes, tuple) and notes
-            note = notes[0]
-            assert isinstance(note, Fn)
-            calls.append(
-                {
-                    "handler": HANDLER,
-                    "kind": str(note["type"]),
-                    "key": str(note["key"]),
-                    "rv": _code_rv(note["rv"]),
-                }
-            )
+            calls.append(handler_call(HANDLER, notes[0]))
         return calls
 
     def _observation(self, state: State, calls: list[dict[str, Any]]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from refimpl.conformance.walks.fifo_mapping import (
     REAL_FIFO_ATOMIC,
 )
 from refimpl.conformance.walks.informer_mapping import INFORMER, INFORMER_ATOMIC
+from refimpl.conformance.walks.informer_resync_mapping import INFORMER_RESYNC
 from refimpl.conformance.walks.spec_mapping import SpecMapping
 from refimpl.conformance.walks.workqueue_mapping import WORK_QUEUE
 
@@ -30,6 +31,7 @@ SPEC_MAPPINGS: dict[str, SpecMapping] = {
     REAL_FIFO_ATOMIC.model: REAL_FIFO_ATOMIC,
     INFORMER.model: INFORMER,
     INFORMER_ATOMIC.model: INFORMER_ATOMIC,
+    INFORMER_RESYNC.model: INFORMER_RESYNC,
 }
 
 #: Graphed models no walk drives (the code replay, ``refimpl spec replay``, covers them).
@@ -37,11 +39,6 @@ NOT_WALKED: dict[str, str] = {
     "InformerFaults": (
         "no request mapping yet: its faults (ListFail, WatchExpired, WatchRetry, "
         "WatchShort, bookmarks) have protocol requests, the mapping is not written"
-    ),
-    "InformerResync": (
-        "no request mapping yet: AddHandler would be add_handler after start and "
-        "ResyncCheck a resync tick by advance, whose due handlers follow from the "
-        "walk's whole clock history (docs/07, InformerResync)"
     ),
     "ControllerReplay": (
         "the protocol has no controller component: workers and reconciles would be "

@@ -12,6 +12,7 @@ mappings themselves, one module per spec family, owning no state:
 * :mod:`~refimpl.conformance.walks.fifo_mapping` (spec/DeltaFIFO.tla, spec/RealFIFO.tla);
 * :mod:`~refimpl.conformance.walks.informer_mapping` (spec/Informer.tla,
   spec/InformerAtomic.tla);
+* :mod:`~refimpl.conformance.walks.informer_resync_mapping` (spec/InformerResync.tla);
 
 and :data:`refimpl.conformance.walks.models.SPEC_MAPPINGS` names them by model. For every
 model whose component the protocol has, a mapping says:
