@@ -52,10 +52,11 @@ _WAITED = 2  # the long wait was taken: h1 is due at a tick
 _PERIODIC = 4  # h2 was added with a period (CHECK_PERIOD), else 0 (never due)
 _COPIES = 8
 
-#: The reason a ResyncCheck that no clock gives is not driven.
+#: The reason a ResyncCheck that no clock gives is not driven (with the processing
+#: the step takes after it).
 LATE_H2 = (
-    "ResyncCheck with h2 due where h2 was added after the watch's waits since the last "
-    "list (2 s before each drop): h2's first due time is after the tick"
+    "ResyncCheck with h2 due where every walk adds h2 after the clock moved since the "
+    "last list (the 2 s before a drop): h2's first due time is after the tick"
 )
 
 
@@ -63,8 +64,6 @@ LATE_H2 = (
 _EXTERNAL = INFORMER_EXTERNAL | {"AddHandler", "ResyncCheck"}
 #: The steps that are an ``advance`` (answered ``null``).
 _ADVANCES = ("wait", "ResyncCheck")
-#: The eager walk's reason the tick's steps would otherwise be counted under.
-_LIST_ORDER = "another list or deletion order: the same request, the same answers"
 
 
 def _due(graph: StateGraph, step: DrivenEdge) -> frozenset[str]:
@@ -174,8 +173,7 @@ class InformerResyncMapping(InformerMapping):
                             state + copy * n, state + (copy | _WAITED) * n, "wait", (), ()
                         )
                         steps[(wait.source, "wait")] = wait
-        reached = _reachable(steps.values(), graph.init[0])
-        return reached, self._left_out(graph, reached, every)
+        return self._clocked(graph, list(steps.values()), every)
 
     def _copies_after(self, graph: StateGraph, step: DrivenEdge, copy: int) -> list[int]:
         """The copies ``step`` leads to from ``copy`` of its source (none: no clock
@@ -203,18 +201,23 @@ class InformerResyncMapping(InformerMapping):
                 return [0]
         return [copy]
 
-    def _left_out(
-        self, graph: StateGraph, steps: Sequence[DrivenEdge], every: Sequence[DrivenEdge]
-    ) -> dict[str, int]:
-        """The graph edges no step covers, by reason: the eager walk's, and the ticks
-        no clock gives (with what only they lead to)."""
+    def _clocked(
+        self, graph: StateGraph, steps: list[DrivenEdge], every: Sequence[DrivenEdge]
+    ) -> tuple[list[DrivenEdge], dict[str, int]]:
+        """``steps`` without those from a copy of a reachable state that no walk reaches
+        (there a tick's due set is one no clock history gives), and the graph edges no
+        step covers by reason: the eager walk's, and those ticks (with the processing
+        after them). The steps from states no walk reaches are kept: the walks report
+        their edges as reachable only through edges not driven."""
+        n = len(graph.states)
+        reached = _reachable(steps, graph.init[0])
+        states = {node % n for node in reached}
+        kept = [s for s in steps if s.source in reached or s.source % n not in states]
+        covered = {i for s in kept for i in s.covers}
+        late = {i for s in steps if s.source not in reached for i in s.covers} - covered
         reasons = self._undriven(graph, steps, every, False)
-        kept = {i for s in steps for i in s.covers}
-        listed = {i for s in every for i in s.covers}
-        late = {i for i in listed - kept if graph.edges[i].action == "ResyncCheck"}
         reasons[LATE_H2] = len(late)
-        reasons[_LIST_ORDER] -= len(late)
-        return reasons
+        return kept, reasons
 
     # -- the requests -------------------------------------------------------------------
 
@@ -266,8 +269,8 @@ class InformerResyncMapping(InformerMapping):
         return calls
 
 
-def _reachable(steps: Iterable[DrivenEdge], init: int) -> list[DrivenEdge]:
-    """The steps whose source ``init`` reaches through ``steps``."""
+def _reachable(steps: Iterable[DrivenEdge], init: int) -> set[int]:
+    """The nodes ``init`` reaches through ``steps``."""
     out: dict[int, list[DrivenEdge]] = {}
     for step in steps:
         out.setdefault(step.source, []).append(step)
@@ -278,7 +281,7 @@ def _reachable(steps: Iterable[DrivenEdge], init: int) -> list[DrivenEdge]:
             if step.target not in seen:
                 seen.add(step.target)
                 todo.append(step.target)
-    return [s for node in sorted(seen) for s in out.get(node, ())]
+    return seen
 
 
 INFORMER_RESYNC = InformerResyncMapping()
