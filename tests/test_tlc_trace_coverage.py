@@ -1,0 +1,26 @@
+"""Trace validation reports the spec actions of its witness (marked ``tlc``): an
+accepted trace comes with a behaviour of the spec through every line, and its actions
+are counted (refimpl/tla/trace_core.py, ``NotDone``; refimpl/tla/trace_coverage.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from refimpl.tla.runner import tlc_unavailable_reason
+from refimpl.tla.trace_coverage import declared_actions, run_seed
+
+_REASON = tlc_unavailable_reason()
+pytestmark = [
+    pytest.mark.tlc,
+    pytest.mark.skipif(_REASON is not None, reason=f"TLC not available: {_REASON}"),
+]
+
+
+@pytest.mark.timeout(300)
+def test_a_steered_relist_is_accepted_and_its_actions_counted() -> None:
+    run = run_seed("informer", 1, 300, "delta", "DeltaFIFO")
+    print(run)
+    assert run.accepted is True
+    assert set(run.actions) <= declared_actions("DeltaFIFO")
+    # seed 1 relists over a ghost: the witness takes Replace and pops what it queued
+    assert run.steered and run.actions["Replace"] >= 2 and run.actions["Pop"] > 0
