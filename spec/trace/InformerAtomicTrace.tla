@@ -55,8 +55,15 @@ IsNext(t) ==
 TraceRange(s) == {s[n] : n \in DOMAIN s}
 AllOrders(S) == {s \in [1..Cardinality(S) -> S] : TraceRange(s) = S}
 (* Replaces RealFIFO's Orders in the cfg (see InformerTrace.tla).          *)
+(* The hints hold orders of objects and of keys, and TLC stops with an     *)
+(* error when it compares a record with a string: a hint is matched by its *)
+(* length and printed form first (a relist of 4 objects after one that    *)
+(* tombstoned 4 keys met it).                                              *)
 TraceOrders(S) ==
-    IF Cardinality(S) <= 3 THEN AllOrders(S) ELSE {s \in OrderHints : TraceRange(s) = S}
+    IF Cardinality(S) <= 3 THEN AllOrders(S)
+    ELSE {s \in OrderHints : /\ Len(s) = Cardinality(S)
+                             /\ ToString(TraceRange(s)) = ToString(S)
+                             /\ TraceRange(s) = S}
 
 NextWrite(t) ==
     /\ Len(history) < t.state.history
