@@ -34,3 +34,13 @@ def test_a_steered_informer_spec_run_with_a_large_relist_is_accepted() -> None:
     run = run_seed("informer-spec", 9, 300, "delta", "Informer")
     assert run.accepted is True
     assert run.actions["List"] >= 2
+
+
+@pytest.mark.timeout(600)
+def test_steered_informer_seeds_take_every_delta_fifo_action() -> None:
+    """docs/07's trace coverage, in small: seeds 1-5 of the steered informer scenario
+    are all accepted by DeltaFIFO.tla and their witnesses take every action its
+    mapping names."""
+    runs = [run_seed("informer", seed, 300, "delta", "DeltaFIFO") for seed in range(1, 6)]
+    assert all(r.accepted for r in runs)
+    assert {a for r in runs for a in r.actions} == declared_actions("DeltaFIFO")
