@@ -505,11 +505,13 @@ def _run_coverage(args: argparse.Namespace) -> int:
         except TlcUnavailable as exc:
             return refused(exc, "refimpl spec: ")
     found: list[str] = []
+    differs: list[str] = []  # what --record writes over
     measured: dict[str, Model] = {}
     for model in chosen:
         now, diffs = _measured(spec_dir, model, args.tlc)
         measured[model.name] = now
-        found += diffs + cov.problems(now)
+        differs += diffs
+        found += cov.problems(now)
     shown = [measured[m.name] for m in chosen]
     if args.markdown:
         print(cov.markdown(cov.SUMMARY_HEADERS, cov.summary_rows(shown)) + "\n")
@@ -524,6 +526,6 @@ def _run_coverage(args: argparse.Namespace) -> int:
             print(table(cov.ANTECEDENT_HEADERS, antecedents))
     if args.record:
         save_manifest(spec_dir, [measured.get(m.name, m) for m in models])
-    for line in found:
+    for line in differs + found:
         print(line)
-    return 1 if found and not args.record else 0
+    return 1 if found or (differs and not args.record) else 0

@@ -112,7 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--spec",
         choices=tr.SPECS,
         default=None,
-        help="check each steered trace against SPEC with TLC and count its witness's actions",
+        help="check each steered trace against SPEC with TLC (default: none, no TLC)",
     )
 
 
