@@ -260,7 +260,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "informer",
             "one informer and two observing handlers (one registered late); random "
-            "creates/updates/deletes; no controller",
+            "creates/updates/deletes, steered toward rare relists; no controller",
             "informer",
             workers=0,
             late_handler=True,
