@@ -189,9 +189,6 @@ def _dedup_unit(cls: type[DeltaFIFOCore]) -> str | None:
     return None
 
 
-#: Faults that make relists frequent (the informer scenario's, reweighted).
-_MANY_410S = "only:watch_410=20,close_watch=10,compact=5"
-
 #: The broken DeltaFIFO cores of two rows.
 FIFO_CLASS: dict[str, type[DeltaFIFOCore]] = {
     "tombstones": BROKEN_BUGS.ReplaceWithoutQueuedTombstones,
@@ -246,7 +243,9 @@ MUTANTS: dict[str, Mutant] = {
             "DeltaFIFO.replace tombstones only stored keys, not keys still queued "
             "(kubernetes PR #115620)",
             lambda: [(informer_core, "DeltaFIFOCore", FIFO_CLASS["tombstones"])],
-            trace=(TraceRun("DeltaFIFO", "informer", "delta", 37),),
+            # The informer scenario steers toward this relist (refimpl/sim/rare.py): seed
+            # 1 is one of 25 of seeds 1-40 whose run departs from the correct one.
+            trace=(TraceRun("DeltaFIFO", "informer", "delta", 1),),
             conform="replace-no-queued-tombstones",
             unit=lambda: _queued_only_unit(FIFO_CLASS["tombstones"]),
             replay=lambda: _fifo_replay(FIFO_CLASS["tombstones"]),
@@ -290,8 +289,10 @@ MUTANTS: dict[str, Mutant] = {
             "over the watch's real final state",
             lambda: [(informer_core, "DeltaFIFOCore", FIFO_CLASS["dedup"])],
             # Two deletes of one key in a row need a relist while a watch delete is
-            # still queued: many 410s (seed 9 is one of 39 of seeds 1-200 that do it).
-            trace=(TraceRun("DeltaFIFO", "informer", "delta", 9, faults=_MANY_410S),),
+            # still queued, of a stored key: seed 4 is one of 8 of seeds 1-40 whose run
+            # departs from the correct one (the informer scenario steers toward relists
+            # over a queued delete, refimpl/sim/rare.py).
+            trace=(TraceRun("DeltaFIFO", "informer", "delta", 4),),
             conform="dedup-deletes-keeps-newer",
             unit=lambda: _dedup_unit(FIFO_CLASS["dedup"]),
             replay=lambda: _fifo_replay(FIFO_CLASS["dedup"]),

@@ -81,6 +81,8 @@ INIT TraceInit
 NEXT TraceNext
 
 INVARIANT ReportLine
+INVARIANT NotDone
+VIEW traceVars
 
 CHECK_DEADLOCK FALSE
 """

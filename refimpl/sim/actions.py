@@ -17,6 +17,7 @@ from refimpl.cache.processor import AddNotification
 from refimpl.meta import DeletedFinalStateUnknown, Object, object_key
 from refimpl.sim.faults import FAULT_ACTIONS
 from refimpl.sim.incarnation import Incarnation
+from refimpl.sim.rare import last_queued, setups
 from refimpl.sim.scenarios import FAULT_KINDS
 from refimpl.sim.state import SimState, describe_note, event_key
 from refimpl.worker import DEFAULT_MAX_RETRIES, process_next_work_item
@@ -29,6 +30,12 @@ W_PROGRESS = 100
 W_ADVANCE = 25
 W_BOOKMARK = 2
 W_REGISTER = 3
+#: With ``Scenario.steer_rare``: how much more the faults that end in a relist weigh
+#: while a relist would take a rare path (refimpl/sim/rare.py).
+STEER_BOOST = 100
+#: The faults after which the reflector relists (an open watch's 410; a compaction,
+#: which makes the next watch request 410).
+_RELIST_FAULTS = ("watch_410", "compact")
 
 #: Actions that are plain progress (the compact timeline leaves them out).
 PROGRESS_ACTIONS = frozenset(
@@ -140,10 +147,17 @@ def _add_environment_actions(
         "pending": any(listener.pending for listener in proc.listeners),
         "": True,
     }
+    boost = STEER_BOOST if run.scenario.steer_rare and _rare_setup(run) else 1
     for kind, weight, needs in run.fault_list:
         if possible[needs]:
             acts.append((kind, 0))
-            weights.append(weight)
+            weights.append(weight * boost if kind in _RELIST_FAULTS else weight)
+
+
+def _rare_setup(run: SimState) -> bool:
+    """Whether a relist now would take a rare path (refimpl/sim/rare.py)."""
+    inf = run.incarnation.informer
+    return bool(setups(inf.fifo_state(), inf.store_state(), run.world.server.objects))
 
 
 # -- progress actions -------------------------------------------------------------------
@@ -280,6 +294,19 @@ def advance(run: SimState, _: int) -> str:
 
 def client(run: SimState, _: int) -> str:
     run.counters["client_writes"] += 1
+    if run.scenario.steer_rare:
+        # Half the writes, while one is queued, delete a key the informer has queued an
+        # add or update of: a relist before its pop takes #115620's path if the store
+        # does not hold the key, and once the delete is queued a relist follows a delete.
+        server = run.world.server.objects
+        last = last_queued(run.incarnation.informer.fifo_state())
+        queued = sorted(k for k, kind in last.items() if k in server and "Deleted" not in kind)
+        stored = run.incarnation.informer.store_state()
+        queued = [k for k in queued if k not in stored] or queued
+        if queued and run.choose(2) == 0:
+            key = queued[run.choose(len(queued))]
+            o = run.world.delete_key(key)
+            return f"client delete {key}@{o.resource_version} (steered)"
     return "client " + run.kind.client_write(run.world, run.scenario, run.choose)
 
 

@@ -90,6 +90,8 @@ class Scenario:
     watch_drop_after: float = 0.0
     #: Trace lines carry the fields spec/Informer.tla needs (refimpl/sim/spec_trace.py).
     spec_trace: bool = False
+    #: Steer the writes and faults toward the rare relists of refimpl/sim/rare.py.
+    steer_rare: bool = False
     #: What a run needs to show the scenario's point (``refimpl sim list`` prints it):
     #: a bug that appears only with one FIFO or one fault is invisible otherwise.
     shows: str = ""
@@ -258,11 +260,12 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "informer",
             "one informer and two observing handlers (one registered late); random "
-            "creates/updates/deletes; no controller",
+            "creates/updates/deletes, steered toward rare relists; no controller",
             "informer",
             workers=0,
             late_handler=True,
             write_weight=40,
+            steer_rare=True,
             shows="holds with any FIFO and the default or heavy faults: a violation is a bug",
         ),
         Scenario(

@@ -61,9 +61,13 @@ class Simulator(SimState):
         max_drain_time: float = 900.0,
         max_drain_steps: int | None = None,
         spec_trace: bool | None = None,
+        steer_rare: bool | None = None,
     ) -> None:
         if isinstance(scenario, str):
             scenario = get_scenario(scenario)
+        if steer_rare is not None:
+            # Only `refimpl spec trace-coverage` overrides it, to measure both ways.
+            scenario = attrs.evolve(scenario, steer_rare=steer_rare)
         if objects is not None:
             scenario = scenario.with_objects(objects)
         if batch is not None:

@@ -6,8 +6,13 @@ a spec with TLC (refimpl/tla/trace.py); ``check [MODEL...]`` runs TLC on each mo
 (none named: every model not marked ``"default": false``) and prints a table (exit 1
 when any outcome is unexpected; an expected-failure model passes only when TLC finds
 its violation); ``export [MODEL...]`` rewrites spec/graphs/<Model>.json.gz from TLC's
-state-graph dump. ``check``, ``export`` and ``trace`` need ``TLA2TOOLS_JAR`` and java
-(exit 5 / 6 when missing); the exit statuses are refimpl.usage's, as in every command.
+state-graph dump; ``coverage [MODEL...]`` reports which actions each main model takes
+and whether each property's antecedent is reachable (refimpl/tla/coverage.py; ``--tlc``
+measures it again); ``trace-coverage`` counts the seeds whose simulator runs reach the
+rare relists, steered and not, and with ``--spec`` the spec actions trace validation's
+witnesses take (refimpl/tla/trace_coverage.py). ``check``, ``export`` and ``trace`` need
+``TLA2TOOLS_JAR`` and java (exit 5 / 6 when missing); the exit statuses are
+refimpl.usage's, as in every command.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from typing import Any
 import attrs
 
 from refimpl.textable import table
+from refimpl.tla import coverage as cov
 from refimpl.tla import trace as trace_module
+from refimpl.tla import trace_coverage
 from refimpl.tla.graph import load_graph, parse_dot, spec_files, spec_hash, write_graph
 from refimpl.tla.manifest import (
     Model,
@@ -56,6 +63,7 @@ def register(subparsers: Any) -> None:
     common, tlc = _shared_options()
     sub = parser.add_subparsers(dest="spec_command", metavar="ACTION", required=True)
     _add_list_check_export(sub, common, tlc)
+    _add_coverage(sub, common)
     p_replay = sub.add_parser(
         "replay",
         parents=[common],
@@ -88,6 +96,18 @@ def register(subparsers: Any) -> None:
     )
     trace_module.add_arguments(p_trace)
     p_trace.set_defaults(func=functools.partial(_run_trace, p_trace))
+    p_tcov = sub.add_parser(
+        "trace-coverage",
+        help="rare paths reached across seeds; with --spec, the witnesses' spec actions",
+        description=(
+            "Run seeds 1..N of a simulator scenario with its generator steered toward the "
+            "rare relists (refimpl/sim/rare.py) and without, and count the seeds reaching "
+            "each. With --spec, check each steered trace against the spec with TLC "
+            "(needs TLA2TOOLS_JAR) and count the spec actions of its witness."
+        ),
+    )
+    trace_coverage.add_arguments(p_tcov)
+    p_tcov.set_defaults(func=trace_coverage.run_command)
 
 
 def _shared_options() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -420,3 +440,92 @@ def _run_export(args: argparse.Namespace) -> int:
             continue
         print(f"{model.graph}: {states} states, {edges} edges ({run.wall_seconds:.1f}s)")
     return 1 if failed else 0
+
+
+def _add_coverage(sub: Any, common: argparse.ArgumentParser) -> None:
+    p_cov = sub.add_parser(
+        "coverage",
+        parents=[common],
+        help="which actions each main model takes; each property's antecedent reachable",
+        description=(
+            "For each main model (expected to pass, checked by default): the actions of "
+            "Next it takes (TLC's -coverage counts, recorded in spec/models.json), the "
+            "ones its constants never enable, and for each checked property how many "
+            "states or steps reach its antecedent. Without --tlc the record is checked "
+            "against the committed graphs (no TLC needed); exit 1 on an action never "
+            "taken, an antecedent never reached, or a record that differs."
+        ),
+    )
+    p_cov.add_argument("models", nargs="*", metavar="MODEL", help="default: every main model")
+    p_cov.add_argument(
+        "--tlc", action="store_true", help="measure again with TLC (-coverage, one worker)"
+    )
+    p_cov.add_argument("--record", action="store_true", help="--tlc: write into models.json")
+    p_cov.add_argument(
+        "--markdown", action="store_true", help="print the tables as docs/07 publishes them"
+    )
+    p_cov.set_defaults(func=_missing_files_exit_2(_run_coverage))
+
+
+def _measured(spec_dir: Path, model: Model, tlc: bool) -> tuple[Model, list[str]]:
+    """``model`` as measured now (TLC, or for a graphed model its committed graph) and
+    how that differs from its record."""
+    if tlc:
+        run, now = cov.measure(spec_dir, model)
+        print(f"{model.name}: TLC {run.wall_seconds:.1f}s", file=sys.stderr)
+        if now.distinct_states != run.result.distinct_states:
+            now = attrs.evolve(now, distinct_states=run.result.distinct_states)
+    elif model.graph:
+        graph = load_graph(spec_dir / model.graph)
+        counts = cov.antecedent_counts(spec_dir, model, graph)
+        now = attrs.evolve(model, antecedents={a.prop: [a.count, a.of] for a in counts})
+        taken = set(cov.graph_actions(graph))
+        recorded = {n for n, (_, g) in (model.actions or {}).items() if g > 0}
+        if model.actions is not None and taken != recorded:
+            return now, [f"{model.name}: the graph takes {sorted(taken ^ recorded)} otherwise"]
+    else:
+        return model, []
+    diffs = [
+        f"{model.name}: {field} recorded {getattr(model, field)}, measured {getattr(now, field)}"
+        for field in ("actions", "antecedents", "distinct_states")
+        if getattr(model, field) is not None and getattr(model, field) != getattr(now, field)
+    ]
+    return now, diffs
+
+
+def _run_coverage(args: argparse.Namespace) -> int:
+    spec_dir, models = _models(args)
+    mains = cov.main_models(models)
+    chosen = _chosen(lambda: select(mains, list(args.models)) if args.models else mains)
+    if args.record and not args.tlc:
+        raise UsageError("--record needs --tlc")
+    if args.tlc:
+        try:
+            _require_tlc()
+        except TlcUnavailable as exc:
+            return refused(exc, "refimpl spec: ")
+    found: list[str] = []
+    differs: list[str] = []  # what --record writes over
+    measured: dict[str, Model] = {}
+    for model in chosen:
+        now, diffs = _measured(spec_dir, model, args.tlc)
+        measured[model.name] = now
+        differs += diffs
+        found += cov.problems(now)
+    shown = [measured[m.name] for m in chosen]
+    if args.markdown:
+        print(cov.markdown(cov.SUMMARY_HEADERS, cov.summary_rows(shown)) + "\n")
+        print(cov.markdown(cov.ANTECEDENT_HEADERS, cov.antecedent_rows(shown)))
+    else:
+        print(table(cov.SUMMARY_HEADERS, cov.summary_rows(shown)))
+        actions, antecedents = cov.action_rows(shown), cov.antecedent_rows(shown)
+        if args.models and actions and antecedents:
+            print()
+            print(table(("model", "action", "states found", "generated"), actions))
+            print()
+            print(table(cov.ANTECEDENT_HEADERS, antecedents))
+    if args.record:
+        save_manifest(spec_dir, [measured.get(m.name, m) for m in models])
+    for line in differs + found:
+        print(line)
+    return 1 if found or (differs and not args.record) else 0

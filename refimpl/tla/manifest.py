@@ -3,7 +3,10 @@
 Owns the file's format. Each entry names an MC module and its cfg, the expected outcome
 (``"pass"``, or ``"violation"`` plus the property TLC must report), the figures of the
 last real run with one TLC worker (distinct states, depth, seconds) and, for small
-models, the committed state graph. A violation model is an expected failure: it passes
+models, the committed state graph. A main model also carries its coverage (refimpl/tla/
+coverage.py): TLC's count of states found and generated per action of ``Next``, the
+actions its constants keep disabled (with the reason), and how many states or steps
+reach each property's antecedent. A violation model is an expected failure: it passes
 only when TLC finds that violation. A model with ``"default": false`` (a larger one,
 checked once to show how far the small ones generalize) is run only when named.
 """
@@ -50,6 +53,15 @@ class Model:
     #: Checked by ``refimpl spec check`` with no model named (and ``pytest -m tlc``);
     #: False for a larger model that is run only when named.
     default: bool = True
+    #: Action of Next -> [distinct states found, states generated], as TLC's -coverage
+    #: reports them (``refimpl spec coverage --tlc --record``).
+    actions: dict[str, list[int]] | None = attrs.field(default=None, hash=False)
+    #: Action of Next -> why this model's constants never enable it (checked: each is
+    #: exactly an action TLC never took).
+    idle_actions: dict[str, str] | None = attrs.field(default=None, hash=False)
+    #: Checked property -> [states or steps of the model's graph where its antecedent
+    #: holds, all states or steps] (refimpl.tla.coverage.ANTECEDENTS).
+    antecedents: dict[str, list[int]] | None = attrs.field(default=None, hash=False)
 
     def __attrs_post_init__(self) -> None:
         if self.expect not in ("pass", "violation"):

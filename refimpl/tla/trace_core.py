@@ -36,6 +36,7 @@ __all__ = [
     "run_mapping",
     "trace_lines",
     "trace_module",
+    "witness_actions",
 ]
 
 #: (spec actions, how many spec steps) a code step may take. The count depends on the
@@ -171,6 +172,9 @@ class TraceResult:
     distinct_states: int | None
     wall_seconds: float
     tlc: TlcResult
+    #: Spec action -> how many steps of the witness (a behaviour of the spec through
+    #: every line, which TLC prints for an accepted trace) take it; empty if rejected.
+    actions: Mapping[str, int] = attrs.field(factory=dict)
 
     def summary(self) -> str:
         head = (
@@ -331,7 +335,12 @@ def trace_module(mapping: TraceMapping, name: str | None = None) -> tuple[str, s
         "INIT TraceInit",
         "NEXT TraceNext",
         "",
+        # ReportLine prints each line reached; NotDone fails once all are, so an
+        # accepted trace comes with a witness whose act values are its spec actions.
+        # VIEW: act labels the witness, it does not tell states apart.
         "INVARIANT ReportLine",
+        "INVARIANT NotDone",
+        "VIEW traceVars",
         "",
         "CHECK_DEADLOCK FALSE",
         "",
@@ -342,6 +351,18 @@ def trace_module(mapping: TraceMapping, name: str | None = None) -> tuple[str, s
 # -- running TLC --------------------------------------------------------------------------
 
 _REACHED = re.compile(r'^<<"trace-line", (\d+)>>\s*$', re.MULTILINE)
+_WITNESS_ACT = re.compile(r'^/\\ act = "([^"]*)"\s*$', re.MULTILINE)
+_DONE = "NotDone"
+
+
+def witness_actions(output: str) -> dict[str, int]:
+    """Spec action -> steps of the witness TLC printed for an accepted trace (each
+    state's ``act``; "-" marks a line reached without a spec step, or a restart)."""
+    counts: dict[str, int] = {}
+    for name in _WITNESS_ACT.findall(output):
+        if name != "-":
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _least(line: TraceLine) -> int:
@@ -353,7 +374,10 @@ def _verdict(mapping: TraceMapping, run: TlcRun) -> TraceResult:
     result = run.result
     reached = [int(m) for m in _REACHED.findall(run.output)]
     total = len(mapping.lines)
-    if result.status is not Status.PASS or not reached:
+    accepted = result.status is Status.INVARIANT_VIOLATED and result.violated == _DONE
+    if accepted:
+        reached.append(total)
+    elif result.status is not Status.PASS or not reached:
         hint = ""
         if "StackOverflowError" in run.output:
             # DeltaFIFO.tla's EnqAll recurses once per delta a relist or resync queues,
@@ -391,6 +415,7 @@ def _verdict(mapping: TraceMapping, run: TlcRun) -> TraceResult:
         distinct_states=result.distinct_states,
         wall_seconds=run.wall_seconds,
         tlc=result,
+        actions=witness_actions(run.output) if accepted else {},
     )
 
 
