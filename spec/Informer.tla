@@ -155,8 +155,8 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 -----------------------------------------------------------------------------
 (* The properties are InformerCommon's: StoreBeforeHandler (INF-1; the    *)
 (* store is written in StoreWrite, read when Distribute hands the note on), *)
-(* PerKeyRVOrder (INF-2), StoreFromServer, Converges and NoLostDelete      *)
-(* (INF-3).  TypeOK adds the DeltaFIFO's types and processDeltas' buffers. *)
+(* PerKeyRVOrder (INF-2), StoreFromServer and Converges (INF-3, lost     *)
+(* deletes included).  TypeOK adds the DeltaFIFO's types and processDeltas' buffers. *)
 TypeOK ==
     /\ CommonTypeOK
     /\ DF!TypeOK

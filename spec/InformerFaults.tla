@@ -1,8 +1,8 @@
 ---------------------------- MODULE InformerFaults ----------------------------
 (***************************************************************************)
 (* Informer.tla (DeltaFIFO) with the reflector's faults and bookmarks that *)
-(* Informer.tla leaves out, each bounded so that Converges and NoLostDelete *)
-(* still say something (a fault has no fairness and happens at most its    *)
+(* Informer.tla leaves out, each bounded so that Converges still says      *)
+(* something (a fault has no fairness and happens at most its    *)
 (* bound's times in a behaviour):                                          *)
 (*                                                                         *)
 (*  - ListFail: the list request fails (a 5xx, a timeout); the reflector   *)
@@ -183,7 +183,6 @@ StoreBeforeHandler == [][I!HandedOverReflected]_<<notifications, store>>
 PerKeyRVOrder == I!PerKeyRVOrder
 StoreFromServer == I!StoreFromServer
 Converges == I!Converges
-NoLostDelete == I!NoLostDelete
 
 TypeOK ==
     /\ I!TypeOK

@@ -3,7 +3,7 @@
 (* ReplacedAll replaces the store whole but computes no deletions, so a    *)
 (* key deleted while the watch was down (410 Gone, relist) leaves the      *)
 (* store and no handler hears of it: the handler's view keeps the object. *)
-(* Expected: NoLostDelete (INF-3) violated.                                *)
+(* Expected: Converges (INF-3) violated.                                *)
 EXTENDS InformerAtomic
 
 MCKeys == {"a"}

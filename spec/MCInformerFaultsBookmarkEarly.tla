@@ -2,8 +2,7 @@
 (* Mutation of ONE action of InformerFaults.tla (WatchBookmark): the     *)
 (* reflector takes a bookmark's rv as soon as it is sent, before the     *)
 (* events below it arrive, so those events are skipped for good (the     *)
-(* next watch starts at the bookmark). Expected: Converges violated; in  *)
-(* its second cfg, NoLostDelete.                                         *)
+(* next watch starts at the bookmark). Expected: Converges violated.     *)
 EXTENDS InformerFaults
 
 MCKeys == {"a"}

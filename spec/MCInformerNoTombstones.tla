@@ -3,7 +3,7 @@
 (* listed objects but no tombstones for what vanished (neither from the    *)
 (* queue nor from the store).  An object deleted while the watch was down  *)
 (* (410 Gone, relist) stays in the store and in the handler's view         *)
-(* forever.  Expected: NoLostDelete (INF-3) violated.                      *)
+(* forever.  Expected: Converges (INF-3) violated.                      *)
 EXTENDS Informer
 
 MCKeys == {"a"}

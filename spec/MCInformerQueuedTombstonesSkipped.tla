@@ -4,7 +4,7 @@
 (* queued but not yet stored (Replace before kubernetes PR #115620).  A    *)
 (* key added and then deleted on the server while the watch was down      *)
 (* (410 Gone, relist) still has its Added delta queued: it is popped into  *)
-(* the store after the relist and never deleted.  Expected: NoLostDelete  *)
+(* the store after the relist and never deleted.  Expected: Converges  *)
 (* (INF-3) violated.  The code mutant is "queued-only tombstones skipped"  *)
 (* (docs/07-the-model-and-the-code.md).                                    *)
 EXTENDS Informer

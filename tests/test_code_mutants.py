@@ -250,7 +250,7 @@ MUTANTS: dict[str, Mutant] = {
             unit=lambda: _queued_only_unit(FIFO_CLASS["tombstones"]),
             replay=lambda: _fifo_replay(FIFO_CLASS["tombstones"]),
             # List's Replace tombstones stored keys only: a queued Added of a key
-            # deleted during the 410 is stored after the relist, NoLostDelete (INF-3).
+            # deleted during the 410 is stored after the relist, Converges (INF-3).
             models=("InformerQueuedTombstonesSkipped", "RealFIFOTombstonesStoredOnly"),
         ),
         Mutant(

@@ -108,7 +108,7 @@ def test_the_cases_cover_the_headline_properties() -> None:
         ("WorkQueue", "NoTwoWorkersOnOneKey"),
         ("Controller", "NoTwoWorkersOnOneKey"),
         ("Informer", "StoreBeforeHandler"),
-        ("InformerAtomic", "NoLostDelete"),
+        ("InformerAtomic", "Converges"),
         ("Controller", "Converges"),
         ("DeltaFIFOClose", "QueuedKeysArePopped"),
         ("EdgeVsLevel", "Converges"),

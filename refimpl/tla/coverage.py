@@ -236,11 +236,6 @@ def _not_stopped(s: S, c: Mapping[str, Value]) -> bool:
     return s["shuttingDown"] is True and s["stopped"] != frozenset(_fn(s["holding"]))
 
 
-def _lost_delete(s: S, c: Mapping[str, Value]) -> bool:
-    server, view = _fn(s["server"]), _fn(s["view"])
-    return any(server[k] == 0 and view[k] != 0 for k in server)
-
-
 def _not_converged(s: S, c: Mapping[str, Value]) -> bool:
     if "desired" in s:  # Controller.tla, EdgeVsLevel.tla
         return s["actual"] != s["desired"]
@@ -318,9 +313,6 @@ ANTECEDENTS: dict[str, Antecedent] = {
         "step",
         "an add or update handed over",
         step=lambda s, t, c: any(_fn(n)["type"] != "delete" for n in _grown(s, t, "notifications")),
-    ),
-    "NoLostDelete": Antecedent(
-        "state", "a key gone from the server, still in the view", state=_lost_delete
     ),
     "Converges": Antecedent("goal", "not converged (<>[] form: no antecedent)", _not_converged),
     # Controller.tla

@@ -8,7 +8,7 @@ without asking for anything.
 It needs no reference, so it checks implementations that behave like no client-go
 generation as strictly as those that do. Every violation names its docs/invariants.md
 ID. Ports nothing; the properties are those of ``spec/Informer.tla`` (StoreBeforeHandler,
-PerKeyRVOrder, NoLostDelete, Converges) stated on what a protocol client can see.
+PerKeyRVOrder, Converges) stated on what a protocol client can see.
 
 :func:`observation_problem` is separate: a malformed answer is the adapter's failure
 (exit 2), not a property of the implementation.
