@@ -23,6 +23,7 @@ from refimpl.apierrors import ApiError, Expired, InternalError, ListError, TooMa
 __all__ = [
     "ERROR_CODES",
     "FAULT_OPS",
+    "Armed",
     "Fault",
     "FaultBook",
     "FaultError",
@@ -215,15 +216,28 @@ def parse_fault(doc: object) -> Fault:
 
 
 @attrs.define(eq=False)
+class Armed:
+    """A stream fault armed on one stream: it fires once ``remaining`` more events are
+    sent. Armed on a stream already open, it first waits for the stream to catch up
+    with the server: ``behind`` is the newest resourceVersion when it was armed, and
+    the events up to it (written before the fault came) are sent first and do not
+    count; ``None`` once caught up (an event newer than it passed, or the stream found
+    nothing left to send)."""
+
+    fault: Fault
+    remaining: int
+    behind: int | None = None
+
+
+@attrs.define(eq=False)
 class OpenStream:
     """A watch stream being sent, as the book sees it: its request and the stream
-    faults armed on it, each with the number of sent events at which it fires."""
+    faults armed on it."""
 
     path: str
     resource_version: str
     watch_list: bool
-    sent: int = 0
-    armed: list[tuple[int, Fault]] = attrs.field(factory=list)
+    armed: list[Armed] = attrs.field(factory=list)
 
 
 class FaultBook:
@@ -248,10 +262,11 @@ class FaultBook:
         with self._lock:
             self.activity += 1
 
-    def add(self, fault: Fault) -> int:
+    def add(self, fault: Fault, newest: int = 0) -> int:
         """Queue ``fault`` for its next requests, or (``target`` ``"open"``) arm it on the
-        matching open streams; returns how many streams it was armed on (0 when
-        queued). A ``compact`` is the server's business, not the book's."""
+        matching open streams, behind the server's ``newest`` resourceVersion; returns
+        how many streams it was armed on (0 when queued). A ``compact`` is the server's
+        business, not the book's."""
         if fault.op == "compact":
             raise ValueError("compact acts at once; WireServer.inject carries it out")
         with self._lock:
@@ -260,7 +275,7 @@ class FaultBook:
                 return 0
             streams = [s for s in self._streams if fault.matches(s.path, s.resource_version)]
             for stream in streams:
-                stream.armed.append((stream.sent + fault.after_events, fault))
+                stream.armed.append(Armed(fault, fault.after_events, newest))
             return len(streams)
 
     def _take(self, path: str, rv: str, wanted: Any) -> list[Fault]:
@@ -299,7 +314,7 @@ class FaultBook:
             return fault.on_stream and (fault.op != "watch_list_cut" or watch_list)
 
         with self._lock:
-            stream.armed = [(f.after_events, f) for f in self._take(path, rv, wanted)]
+            stream.armed = [Armed(f, f.after_events) for f in self._take(path, rv, wanted)]
             self._streams.append(stream)
         return stream
 
@@ -314,24 +329,46 @@ class FaultBook:
         the stream is about to do: look for its next event (``"poll"``: an end, a cut or
         an error event fires, once its ``after_events`` are sent) or send one (a cut
         mid-line, a partial line or a delay fires; a watch-list cut only on the
-        initial-events-end bookmark, whatever its ``after_events``)."""
+        initial-events-end bookmark)."""
         with self._lock:
-            for i, (at, fault) in enumerate(stream.armed):
+            for i, armed in enumerate(stream.armed):
+                fault = armed.fault
                 if fault.op == "watch_list_cut":
                     fires = before == "end-bookmark"
                 else:
                     on_event = fault.op in ("watch_partial_line", "watch_delay") or (
                         fault.op == "watch_cut" and fault.mid_line
                     )
-                    fires = on_event == (before != "poll") and at <= stream.sent
+                    ready = armed.behind is None and armed.remaining == 0
+                    fires = ready and on_event == (before != "poll")
                 if fires:
                     del stream.armed[i]
                     return fault
         return None
 
-    def sent(self, stream: OpenStream) -> None:
+    def passed(self, stream: OpenStream, resource_version: str) -> None:
+        """The stream took an event of this resourceVersion from the server (before
+        sending it, or skipping it)."""
+        if not resource_version.isdigit():
+            return
+        rv = int(resource_version)
         with self._lock:
-            stream.sent += 1
+            for armed in stream.armed:
+                if armed.behind is not None and rv > armed.behind:
+                    armed.behind = None
+
+    def idle(self, stream: OpenStream) -> None:
+        """The stream found nothing to send: it has caught up with the server."""
+        with self._lock:
+            for armed in stream.armed:
+                armed.behind = None
+
+    def sent(self, stream: OpenStream) -> None:
+        """The stream sent an event."""
+        with self._lock:
+            for armed in stream.armed:
+                if armed.behind is None and armed.remaining > 0:
+                    armed.remaining -= 1
 
     def open_streams(self, path: str | None = None, rv: str | None = None) -> int:
         """How many watch streams matching ``path`` and ``rv`` (``None``: any) are open."""

@@ -132,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
             request.query.get("resourceVersion", ""),
             watch_list=stream.watch_list,
         )
-        self.faults.extend(f.op for _, f in opened.armed)
+        self.faults.extend(a.fault.op for a in opened.armed)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -312,11 +312,12 @@ class WireServer:
     def inject(self, fault: Fault | object) -> int:
         """Add a wire fault, given as a :class:`Fault` or as its JSON request (checked:
         :class:`FaultError` says what is wrong). A ``compact`` acts at once; a fault for
-        the next requests waits for them; one for the open streams is armed on each.
-        Returns how many open streams it was armed on."""
+        the next requests waits for them; one for the open streams is armed on each,
+        and fires after the events already written (``after_events`` counts from
+        there). Returns how many open streams it was armed on."""
         checked = fault if isinstance(fault, Fault) else parse_fault(fault)
         if checked.op != "compact":
-            return self.faults.add(checked)
+            return self.faults.add(checked, int(self.api.resource_version))
         with self.api.locked() as core:
             target = int(checked.rv) if checked.rv is not None else core.rv
             if target > core.rv:

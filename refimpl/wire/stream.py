@@ -101,6 +101,7 @@ class Pump:
             try:
                 event = stream.watch.next_event(timeout=self.settings.poll)
             except WatchTimeout:
+                self.book.idle(self.opened)
                 if deadline is not None and now() >= deadline:
                     return "timeout"
                 if self.client_gone():
@@ -111,6 +112,7 @@ class Pump:
                 continue
             if event is None:
                 return "ended"
+            self.book.passed(self.opened, event.object.resource_version)
             if (
                 stream.namespace
                 and event.type in (ADDED, MODIFIED, DELETED)
