@@ -91,6 +91,21 @@ def test_a_scenario_reads_writes_faults_and_when_they_run() -> None:
     assert steps[2].wait is not None and steps[2].wait.watches == 2
 
 
+def test_the_scenario_shown_in_docs_wire_md_is_well_formed() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "wire.md").read_text()
+    block = docs.split("```jsonl\n", 1)[1].split("```", 1)[0]
+    steps = parse_scenario(block, "docs/wire.md")
+    assert [s.op for s in steps] == [
+        "create",
+        "create",
+        "update",
+        "list_error",
+        "watch_cut",
+        "delete",
+        "create",
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

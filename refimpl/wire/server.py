@@ -19,6 +19,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -349,6 +350,11 @@ class WireServer:
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()
+        # Watch streams see ``stopping`` at their next poll and end their bodies cleanly;
+        # give them that long before the sockets are shut (idle keep-alives never end).
+        deadline = time.monotonic() + 2 * self.pump_settings.poll + 0.5
+        while self.faults.open_streams() and time.monotonic() < deadline:
+            time.sleep(0.01)
         with self._httpd.connections_lock:
             open_connections = list(self._httpd.connections.items())
         for _, sock in open_connections:
