@@ -63,7 +63,8 @@ def no_leak() -> Iterator[None]:
         (f'{CREATE_A[:-1]}, "after": -1}}', "s.jsonl:1: after must be a finite number >= 0"),
         (f'{CREATE_A[:-1]}, "wait": {{"lists": 0}}}}', ":1: wait.lists must be an integer >= 1"),
         (f'{CREATE_A[:-1]}, "wait": {{"soon": 1}}}}', ":1: wait: unknown condition 'soon'"),
-        (f'{CREATE_A[:-1]}, "wait": {{"watching": {{"rv": "1"}}}}}}', ":1: watch_end takes no rv"),
+        (f'{CREATE_A[:-1]}, "wait": {{"watching": {{"rv": "1"}}}}}}', ":1: wait.watching takes"),
+        (f'{CREATE_A[:-1]}, "wait": {{"watching": {{"path": "x"}}}}}}', ":1: wait.watching: path"),
         ("[1, 2]", "s.jsonl:1: a step is a JSON object"),
     ],
 )

@@ -113,7 +113,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--quiet-period",
         type=float,
-        default=1.0,
         metavar="SECONDS",
         help="after the scenario's last step, stop once no request or event came this long "
         "(default: 1)",
@@ -165,7 +164,7 @@ def _check(args: argparse.Namespace) -> None:
     check_at_least("--compaction-window", args.compaction_window, 0)
     check_at_least("--bookmark-interval", args.bookmark_interval, 0)
     check_at_least("--quiet-period", args.quiet_period, 0)
-    if args.quiet_period != 1.0 and args.scenario is None:
+    if args.quiet_period is not None and args.scenario is None:
         raise UsageError("--quiet-period applies only with --scenario")
 
 
@@ -237,7 +236,8 @@ def _serve(args: argparse.Namespace) -> int:
         server.start()
         print(server.url)
         print(path, flush=True)
-        outcome = _run(server, steps, stop, args.quiet_period)
+        quiet = 1.0 if args.quiet_period is None else args.quiet_period
+        outcome = _run(server, steps, stop, quiet)
         server.stop()
         if state_out is not None:
             _write_state(server, state_out)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, cast, get_args
 
 import attrs
 
@@ -41,16 +41,7 @@ FaultOp = Literal[
     "list_error",
     "compact",
 ]
-FAULT_OPS: Final[tuple[FaultOp, ...]] = (
-    "watch_end",
-    "watch_cut",
-    "watch_partial_line",
-    "watch_delay",
-    "watch_list_cut",
-    "watch_error",
-    "list_error",
-    "compact",
-)
+FAULT_OPS: Final[tuple[FaultOp, ...]] = get_args(FaultOp)
 #: The status codes an error fault can answer with, and the error each one is.
 ERROR_CODES: Final[dict[int, type[ApiError]]] = {
     410: Expired,

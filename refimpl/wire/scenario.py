@@ -112,9 +112,12 @@ def _wait(value: object) -> Wait:
     if kind == "watching":
         if not isinstance(arg, dict):
             raise ValueError(f"wait.watching must be an object, not {arg!r}")
-        selector = parse_fault({"op": "watch_end", **arg})  # the same path/rv checks
         if set(arg) - {"path", "resource_version"}:
             raise ValueError("wait.watching takes only path and resource_version")
+        try:  # a fault's selection: the same checks
+            selector = parse_fault({"op": "watch_end", **arg})
+        except FaultError as err:
+            raise ValueError(f"wait.watching: {err}") from None
         return Wait(True, selector.path, selector.resource_version)
     if kind in ("lists", "watches"):
         if isinstance(arg, bool) or not isinstance(arg, int) or arg < 1:
