@@ -3,12 +3,14 @@
 ``adapters/client-go/wireprobe`` is a small Go program: a dynamic SharedInformer for
 ConfigMaps built from the kubeconfig (client-go's REST client, reflector, watch-list and
 watch decoder), then a create, an update and a delete through client-go's dynamic
-client. Skipped unless its binary was built (docs/wire.md says how; it needs Go and
-client-go's modules).
+client; plainly, and with its first watch-list cut (wire faults). Skipped unless its
+binary was built (docs/wire.md says how; it needs Go and client-go's modules).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,3 +58,41 @@ def test_a_client_go_informer_syncs_and_sees_writes_over_the_wire(
         "delete probe/p",
     ]
     assert served[0].verb == "watch" and served[0].send_initial_events  # watch-list
+
+
+@pytest.mark.skipif(not PROBE.exists(), reason=f"{PROBE} not built (see docs/wire.md)")
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"op": "watch_list_cut"},
+        {"op": "watch_cut", "after_events": 1},
+        {"op": "watch_cut", "after_events": 1, "mid_line": True},
+    ],
+    ids=["before-end-bookmark", "between-events", "mid-line"],
+)
+def test_a_client_go_informer_opens_a_cut_watch_list_again(
+    tmp_path: Path, fault: dict[str, object]
+) -> None:
+    log = io.StringIO()
+    with WireServer(log=log) as wire:
+        wire.api.create(Object("x", "probe", data={"k": "v"}))
+        wire.api.create(Object("y", "other"))
+        wire.inject(fault)
+        wire.inject({"op": "list_error", "code": 500})  # met only if it fell back to a list
+        kubeconfig = tmp_path / "kubeconfig"
+        write_kubeconfig(kubeconfig, wire.url, wire.token)
+        done = subprocess.run(
+            [str(PROBE), str(kubeconfig)], capture_output=True, text=True, timeout=60
+        )
+        unused = [f.op for f in wire.faults.waiting()]
+    assert wire.connection_threads() == []
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # the initial events before the cut never reached the handlers: two adds, not more
+    assert lines[0] == "synced 2" and sorted(lines[1:3]) == ["add other/y 3", "add probe/x 2"]
+    assert [line.split()[0] for line in lines[3:]] == ["add", "update", "delete"]
+    requests = [json.loads(line) for line in log.getvalue().splitlines()][:2]
+    watch_lists = ["sendInitialEvents=true" in r["query"] for r in requests]
+    # client-go v0.37.2's reflector asks for a watch-list again, no list in between
+    assert watch_lists == [True, True] and unused == ["list_error"]
+    assert [r.get("faults") for r in requests] == [[fault["op"]], None]

@@ -431,13 +431,22 @@ def test_a_client_that_goes_away_ends_its_watch(wire: WireServer) -> None:
 
 
 def test_stopping_the_server_ends_open_streams_and_idle_connections() -> None:
-    wire = WireServer(pump_settings=PumpSettings(poll=0.02)).start()
+    wire = WireServer().start()  # streams poll as often as the accept loop: 0.1 s
     stream = Stream(wire, "/api/v1/configmaps?watch=true")
+    raw = socket.create_connection(("127.0.0.1", wire.port), timeout=10)
+    auth = f"Authorization: Bearer {wire.token}"
+    raw.sendall(f"GET /api/v1/configmaps?watch=1 HTTP/1.1\r\n{auth}\r\n\r\n".encode())
+    assert wire.api.wait_for(lambda core: len(core.watches()) == 2, 5)
     idle = _connection(wire)  # a kept-alive connection waiting for its next request
     idle.request("GET", "/api", headers={"Authorization": f"Bearer {wire.token}"})
     idle.getresponse().read()
     wire.stop()
     assert stream.rest() == []
+    received = b""
+    while block := raw.recv(4096):
+        received += block
+    raw.close()
+    assert received.endswith(b"\r\n\r\n0\r\n\r\n")  # the last chunk came: not a cut
     assert wire.connection_threads() == [] and wire.api.open_watch_ids() == []
     stream.close()
     idle.close()

@@ -12,8 +12,13 @@ Modules:
   lists, watch events, Status objects and the discovery documents.
 * ``handlers``: one HTTP request of the Kubernetes API answered from an
   :class:`~refimpl.apiserver.ApiServer` (routes, query parameters, the watch stream).
+* ``faults``: the wire faults (docs/protocol.md, "Wire faults"): one JSON request each,
+  checked, and the book of faults waiting for a request or armed on an open stream.
+* ``stream``: a watch stream on the wire, with the stream faults carried out on it.
 * ``server``: :class:`WireServer`, the loopback HTTP server (bearer token, request log,
-  threads it owns and joins on stop).
+  :meth:`WireServer.inject`, threads it owns and joins on stop).
+* ``scenario``: ``refimpl serve --scenario``: a JSON-lines file of writes and faults,
+  checked line by line, and the runner that waits for the client before each step.
 * ``tls``: a CA and a server certificate made per run (the ``openssl`` command), for
   ``refimpl serve --tls``.
 * ``cli``: ``refimpl serve`` (the URL on the first line, a kubeconfig, signals).

@@ -1,8 +1,11 @@
-"""``refimpl serve``: the in-memory API server over HTTP on 127.0.0.1, until a signal.
+"""``refimpl serve``: the in-memory API server over HTTP on 127.0.0.1, until a signal
+or the end of its scenario.
 
 Prints the server's URL on the first line and the kubeconfig's path on the second, then
-serves until SIGINT or SIGTERM, and shuts down cleanly (every watch ended, every thread
-joined). ``register`` adds the subcommand to the top-level parser (``refimpl.cli``).
+serves until SIGINT or SIGTERM, or (``--scenario``) until the scenario has run and the
+wire has been quiet for ``--quiet-period``; shuts down cleanly (every watch ended, every
+thread joined) and writes the server's final state (``--state``). ``register`` adds the
+subcommand to the top-level parser (``refimpl.cli``).
 """
 
 from __future__ import annotations
@@ -23,8 +26,21 @@ from types import FrameType
 from typing import IO, Any
 
 from refimpl.apiserver import WATCH_LIST_SUPPORT, ApiServer
-from refimpl.usage import EXIT_OK, UsageError, check_at_least
+from refimpl.usage import (
+    EXIT_FAILED,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    UsageError,
+    check_at_least,
+)
 from refimpl.wire.handlers import PumpSettings
+from refimpl.wire.scenario import (
+    ScenarioError,
+    ScenarioOutcome,
+    ScenarioRunner,
+    Step,
+    parse_scenario,
+)
 from refimpl.wire.server import WireServer
 from refimpl.wire.tls import TlsUnavailable, make_certificates, server_context
 
@@ -86,6 +102,29 @@ def register(subparsers: Any) -> None:
             "kubeconfig carries the CA. client-go sends the token only over TLS"
         ),
     )
+    parser.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help=(
+            "run the writes and faults of this JSON-lines file, then stop once the wire "
+            "has been quiet for --quiet-period (docs/wire.md)"
+        ),
+    )
+    parser.add_argument(
+        "--quiet-period",
+        type=float,
+        metavar="SECONDS",
+        help="after the scenario's last step, stop once no request or event came this long "
+        "(default: 1)",
+    )
+    parser.add_argument(
+        "--state",
+        metavar="PATH",
+        help=(
+            "at the end, write the server's objects as a ConfigMapList to PATH ('-': "
+            "stdout, the default with --scenario; without it, none)"
+        ),
+    )
     parser.set_defaults(func=_serve)
 
 
@@ -124,6 +163,22 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
     check_at_least("--compaction-window", args.compaction_window, 0)
     check_at_least("--bookmark-interval", args.bookmark_interval, 0)
+    check_at_least("--quiet-period", args.quiet_period, 0)
+    if args.quiet_period is not None and args.scenario is None:
+        raise UsageError("--quiet-period applies only with --scenario")
+
+
+def _scenario(path: str | None) -> list[Step] | None:
+    if path is None:
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"--scenario: cannot read {path}: {err}") from None
+    try:
+        return parse_scenario(text, path)
+    except ScenarioError as err:
+        raise UsageError(f"--scenario: {err}") from None
 
 
 def _open_log(stack: ExitStack, path: str | None) -> IO[str] | None:
@@ -154,8 +209,11 @@ def _tls(stack: ExitStack, wanted: bool) -> tuple[ssl.SSLContext | None, bytes |
 
 def _serve(args: argparse.Namespace) -> int:
     _check(args)
+    steps = _scenario(args.scenario)
+    state = args.state if args.state is not None else ("-" if steps is not None else None)
     with ExitStack() as stack:
         log = _open_log(stack, args.log)
+        state_out = _open_state(stack, state)
         api: ApiServer[Any] = ApiServer(
             compaction_window=args.compaction_window, watch_list=args.watch_list
         )
@@ -178,10 +236,66 @@ def _serve(args: argparse.Namespace) -> int:
         server.start()
         print(server.url)
         print(path, flush=True)
-        while not stop.wait(0.5):  # a timed wait lets the main thread run signal handlers
-            pass
-        print(f"stopped on {received[0]}", file=sys.stderr)
+        quiet = 1.0 if args.quiet_period is None else args.quiet_period
+        outcome = _run(server, steps, stop, quiet)
+        server.stop()
+        if state_out is not None:
+            _write_state(server, state_out)
+        if received:
+            print(f"stopped on {received[0]}", file=sys.stderr)
+        if outcome is not None:
+            where = f"line {outcome.line}: " if outcome.line else ""
+            print(f"scenario {outcome.how}: {where}{outcome.message}", file=sys.stderr)
+            return _EXIT.get(outcome.how, EXIT_OK)
     return EXIT_OK
+
+
+#: The exit status of a scenario's outcome (finished or stopped: 0).
+_EXIT = {"failed": EXIT_FAILED, "timed-out": EXIT_INCONCLUSIVE}
+
+
+def _run(
+    server: WireServer, steps: list[Step] | None, stop: threading.Event, quiet: float
+) -> ScenarioOutcome | None:
+    """Serve until ``stop`` is set (a signal), running the scenario meanwhile if there
+    is one (its end sets ``stop``)."""
+    outcome: list[ScenarioOutcome] = []
+    thread = None
+    if steps is not None:
+        runner = ScenarioRunner(server, steps, quiet_period=quiet)
+
+        def run() -> None:
+            outcome.append(runner.run(stop))
+            stop.set()
+
+        thread = threading.Thread(target=run, name="refimpl-wire-scenario")
+        thread.start()
+    while not stop.wait(0.5):  # a timed wait lets the main thread run signal handlers
+        pass
+    if thread is not None:
+        thread.join()
+    return outcome[0] if outcome else None
+
+
+def _open_state(stack: ExitStack, path: str | None) -> IO[str] | None:
+    """Where the final state goes, opened now so that a bad path is a usage error."""
+    if path is None:
+        return None
+    if path == "-":
+        return sys.stdout
+    try:
+        return stack.enter_context(open(path, "w", encoding="utf-8"))
+    except OSError as err:
+        raise UsageError(f"--state: cannot write {path}: {err.strerror}") from None
+
+
+def _write_state(server: WireServer, out: IO[str]) -> None:
+    """The server's objects at its newest resourceVersion, as ``GET
+    /api/v1/configmaps`` answers them (a ConfigMapList), on one line."""
+    result = server.api.list()
+    document = server.codec.list_json(result, result.items)
+    out.write(json.dumps(document, separators=(",", ":")) + "\n")
+    out.flush()
 
 
 def _on_signals(stack: ExitStack, stop: threading.Event, received: list[str]) -> None:

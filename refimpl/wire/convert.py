@@ -27,7 +27,6 @@ __all__ = [
     "VERSION_INFO",
     "ConfigMapCodec",
     "failure_json",
-    "retry_after",
     "status_json",
     "unauthorized_json",
 ]
@@ -78,14 +77,15 @@ def _timestamp(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def status_json(err: ApiError, *, name: str = "") -> dict[str, Any]:
-    """``metav1.Status`` for an error answer: code, reason, message, causes."""
+def status_json(err: ApiError, *, name: str = "", retry_after: int | None = None) -> dict[str, Any]:
+    """``metav1.Status`` for an error answer: code, reason, message, causes, and the
+    seconds to wait (``retry_after``; by default :func:`_retry_after`'s rule; 0: none)."""
     details: dict[str, Any] = {"kind": RESOURCE}
     if name:
         details["name"] = name
     if err.causes:
         details["causes"] = [{"reason": c, "message": err.message} for c in err.causes]
-    after = retry_after(err)
+    after = _retry_after(err) if retry_after is None else retry_after
     if after:
         details["retryAfterSeconds"] = after
     return failure_json(err.code, err.reason, err.message, details)
@@ -109,7 +109,7 @@ def failure_json(
     return status
 
 
-def retry_after(err: ApiError) -> int:
+def _retry_after(err: ApiError) -> int:
     """Seconds a client should wait before retrying (0: no Retry-After header); the
     kube-apiserver sends one with 429s and with a too-large-resourceVersion 504."""
     return 1 if isinstance(err, (TooManyRequests, TooLargeResourceVersion)) else 0

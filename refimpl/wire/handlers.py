@@ -6,15 +6,14 @@ list (``resourceVersion``, ``resourceVersionMatch``, ``limit``, ``continue``), w
 update and delete. The semantics are the in-memory server's (``refimpl/apiserver.py``:
 ``ApiServerCore.list`` and ``ApiServerCore.watch`` say which state answers which rv);
 this module only parses, routes, filters by namespace and encodes. :func:`answer`
-does no I/O; :func:`pump` writes a watch stream through the callables it is given.
+does no I/O; ``refimpl/wire/stream.py`` sends the watch streams it opens.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 import attrs
@@ -22,7 +21,6 @@ import attrs
 from refimpl.apierrors import ApiError, BadRequest, Invalid, NotFound, TooLargeResourceVersion
 from refimpl.apiserver import ApiServer, ServerWatch
 from refimpl.meta import ListResult, Object
-from refimpl.watch import ADDED, DELETED, MODIFIED, WatchTimeout
 from refimpl.wire.convert import (
     API_RESOURCES,
     API_VERSIONS,
@@ -36,14 +34,13 @@ from refimpl.wire.convert import (
 __all__ = [
     "DEFAULT_PUMP",
     "MethodNotAllowed",
-    "PumpEnd",
     "PumpSettings",
     "Reply",
     "Request",
     "WatchStream",
     "answer",
+    "classify",
     "error_reply",
-    "pump",
 ]
 
 _TRUE: Final = frozenset({"1", "t", "T", "true", "TRUE", "True"})
@@ -95,6 +92,7 @@ class WatchStream:
     namespace: str
     timeout_seconds: int | None
     allow_bookmarks: bool
+    watch_list: bool = False  # sendInitialEvents=true
 
 
 @attrs.frozen
@@ -105,9 +103,27 @@ class _Route:
     watch: bool  # the legacy /api/v1/watch/... form
 
 
-def error_reply(err: ApiError, *, name: str = "") -> Reply:
-    headers = {"Retry-After": "1"} if err.code in (429, 504) else {}
-    return Reply(err.code, status_json(err, name=name), headers)
+def error_reply(err: ApiError, *, name: str = "", retry_after: int | None = None) -> Reply:
+    """The Status answer of ``err``; ``retry_after`` (seconds) overrides the usual
+    Retry-After (1 s for a 429 and a 504, none otherwise)."""
+    status = status_json(err, name=name, retry_after=retry_after)
+    after = status.get("details", {}).get("retryAfterSeconds")
+    headers = {"Retry-After": str(after)} if after else {}
+    return Reply(err.code, status, headers)
+
+
+def classify(request: Request) -> tuple[Literal["list", "watch"], str] | None:
+    """Whether ``request`` is a list or a watch, and its path without the legacy
+    ``/watch/`` segment; ``None`` for any other request. A malformed ``watch``
+    parameter counts as a list (:func:`answer` refuses it)."""
+    route = _route(request.path)
+    if route is None or route.kind != "collection" or request.method != "GET":
+        return None
+    path = request.path.rstrip("/")
+    if route.watch:
+        path = path.replace("/api/v1/watch/", "/api/v1/", 1)
+    watch = route.watch or request.query.get("watch") in _TRUE
+    return ("watch" if watch else "list"), path
 
 
 def _route(path: str) -> _Route | None:
@@ -274,11 +290,7 @@ def _watch(api: ApiServer[Any], namespace: str, q: Mapping[str, str]) -> WatchSt
         send_initial_events=send_initial,
         timeout_seconds=timeout,
     )
-    return WatchStream(watch, namespace, timeout, bookmarks)
-
-
-#: Why :func:`pump` stopped streaming.
-PumpEnd = Literal["ended", "timeout", "client-gone", "shutdown"]
+    return WatchStream(watch, namespace, timeout, bookmarks, bool(send_initial))
 
 
 @attrs.frozen
@@ -292,50 +304,3 @@ class PumpSettings:
 
 
 DEFAULT_PUMP: Final = PumpSettings()
-
-
-def pump(
-    stream: WatchStream,
-    api: ApiServer[Any],
-    codec: ConfigMapCodec,
-    send: Callable[[bytes], None],
-    *,
-    stopping: Callable[[], bool],
-    client_gone: Callable[[], bool],
-    settings: PumpSettings = DEFAULT_PUMP,
-) -> PumpEnd:
-    """Send the watch's events, one JSON document per line, until the server ends the
-    watch, ``timeoutSeconds`` passes, the client goes or the server stops. Stops the
-    server-side watch whatever ends it."""
-    now = time.monotonic
-    deadline = None if not stream.timeout_seconds else now() + stream.timeout_seconds
-    interval = settings.bookmark_interval if stream.allow_bookmarks else 0.0
-    next_bookmark = now() + interval
-    try:
-        while not stopping():
-            try:
-                event = stream.watch.next_event(timeout=settings.poll)
-            except WatchTimeout:
-                if deadline is not None and now() >= deadline:
-                    return "timeout"
-                if client_gone():
-                    return "client-gone"
-                if interval and now() >= next_bookmark:
-                    api.send_bookmarks(stream.watch.id)
-                    next_bookmark = now() + interval
-                continue
-            if event is None:
-                return "ended"
-            if (
-                stream.namespace
-                and event.type in (ADDED, MODIFIED, DELETED)
-                and event.object.namespace != stream.namespace
-            ):
-                continue
-            line = json.dumps(codec.event_json(event), separators=(",", ":")) + "\n"
-            send(line.encode())
-        return "shutdown"
-    except OSError:  # the client closed the connection while we wrote
-        return "client-gone"
-    finally:
-        stream.watch.stop()

@@ -19,6 +19,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,7 +28,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from refimpl.apierrors import BadRequest, InternalError
 from refimpl.apiserver import ApiServer
+from refimpl.clock import Clock, RealClock
 from refimpl.wire.convert import ConfigMapCodec, failure_json, unauthorized_json
+from refimpl.wire.faults import Fault, FaultBook, FaultError, parse_fault
 from refimpl.wire.handlers import (
     DEFAULT_PUMP,
     PumpSettings,
@@ -35,9 +38,10 @@ from refimpl.wire.handlers import (
     Request,
     WatchStream,
     answer,
+    classify,
     error_reply,
-    pump,
 )
+from refimpl.wire.stream import Pump
 
 __all__ = ["HOST", "WireServer"]
 
@@ -63,13 +67,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         wire = self.server.wire
         parts = urlsplit(self.path)
+        self.faults: list[str] = []  # the ops of the faults this request met (the log's)
         if not wire.authorized(self.headers.get("Authorization", "")):
             self._reply(Reply(401, unauthorized_json()))
             return
+        wire.faults.touch()
+        request: Request | None = None
         try:
             body = self._body()
             request = Request(self.command, parts.path, dict(parse_qsl(parts.query)), body)
-            result = answer(wire.api, wire.codec, request)
+            result = self._faulted(request) or answer(wire.api, wire.codec, request)
         except BadRequest as err:
             result = error_reply(err)
         except Exception as err:  # the server answers; it never crashes on a request
@@ -77,7 +84,22 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(result, Reply):
             self._reply(result)
         else:
-            self._stream(result)
+            assert request is not None
+            self._stream(result, request)
+
+    def _faulted(self, request: Request) -> Reply | None:
+        """The answer of an error fault waiting for this list or watch, if any."""
+        kind = classify(request)
+        if kind is None:
+            return None
+        verb, path = kind
+        fault = self.server.wire.faults.take_error(
+            verb, path, request.query.get("resourceVersion", "")
+        )
+        if fault is None:
+            return None
+        self.faults.append(fault.op)
+        return error_reply(fault.error(), retry_after=fault.retry_after)
 
     def _body(self) -> bytes:
         length = self.headers.get("Content-Length")
@@ -102,29 +124,39 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _stream(self, stream: WatchStream) -> None:
+    def _stream(self, stream: WatchStream, request: Request) -> None:
         self.close_connection = True  # one watch per connection, as the clients do
+        wire = self.server.wire
+        kind = classify(request)
+        opened = wire.faults.open_stream(
+            kind[1] if kind else request.path,
+            request.query.get("resourceVersion", ""),
+            watch_list=stream.watch_list,
+        )
+        self.faults.extend(a.fault.op for a in opened.armed)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-
-        def send(data: bytes) -> None:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-
-        wire = self.server.wire
-        end = pump(
+        end = Pump(
             stream,
             wire.api,
             wire.codec,
-            send,
+            self._write,
             stopping=wire.stopping.is_set,
             client_gone=self._client_gone,
+            book=wire.faults,
+            opened=opened,
             settings=wire.pump_settings,
-        )
-        if end != "client-gone":
+            clock=wire.timer,
+        ).run()
+        if end == "cut":  # no last chunk: the client sees the connection end mid-body
             with contextlib.suppress(OSError):
-                self.wfile.write(b"0\r\n\r\n")
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _write(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.server.wire.faults.touch()
 
     def _client_gone(self) -> bool:
         """The peer closed its side (a readable socket with nothing to read). Over TLS
@@ -151,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         parts = urlsplit(getattr(self, "path", ""))
         method = self.command or ""
-        self.server.wire.log_request(method, parts.path, parts.query, int(code))
+        faults = getattr(self, "faults", [])
+        self.server.wire.log_request(method, parts.path, parts.query, int(code), faults)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the request log (log_request) is the server's only output
@@ -216,8 +249,10 @@ class WireServer:
     request must carry (default: a fresh random one). ``log``: a text stream that gets
     one JSON line per answered request (method, path, query, status).
     ``pump_settings``: how watch streams poll and send bookmarks. ``tls``: serve HTTPS
-    with this context (``refimpl/wire/tls.py`` makes one). Use as a context
-    manager, or :meth:`start` and :meth:`stop`.
+    with this context (``refimpl/wire/tls.py`` makes one). ``timer``: the clock that
+    times delay faults (a test's :class:`~refimpl.clock.FakeClock`). Use as a context
+    manager, or :meth:`start` and :meth:`stop`. :meth:`inject` adds a wire fault
+    (docs/protocol.md, "Wire faults").
     """
 
     def __init__(
@@ -230,8 +265,11 @@ class WireServer:
         pump_settings: PumpSettings = DEFAULT_PUMP,
         clock: Callable[[], float] | None = None,
         tls: ssl.SSLContext | None = None,
+        timer: Clock | None = None,
     ) -> None:
         self.api: ApiServer[Any] = api if api is not None else ApiServer()
+        self.faults = FaultBook()
+        self.timer: Clock = timer if timer is not None else RealClock()
         self.token = token if token is not None else secrets.token_urlsafe(32)
         self.codec = ConfigMapCodec() if clock is None else ConfigMapCodec(clock)
         self.pump_settings = pump_settings
@@ -254,13 +292,39 @@ class WireServer:
     def authorized(self, header: str) -> bool:
         return hmac.compare_digest(header.encode("latin-1", "replace"), self._expected)
 
-    def log_request(self, method: str, path: str, query: str, status: int) -> None:
+    def log_request(
+        self, method: str, path: str, query: str, status: int, faults: list[str] | None = None
+    ) -> None:
+        """One line of the request log; ``faults``: the ops of the faults it met."""
+        entry: dict[str, Any] = {"method": method, "path": path, "query": query}
+        entry["status"] = status
+        if faults:
+            entry["faults"] = faults
+        self.log(entry)
+
+    def log(self, entry: dict[str, Any]) -> None:
+        """Append ``entry`` to the request log as one JSON line (if there is a log)."""
         if self._log is None:
             return
-        line = json.dumps({"method": method, "path": path, "query": query, "status": status})
         with self._log_lock:
-            self._log.write(line + "\n")
+            self._log.write(json.dumps(entry) + "\n")
             self._log.flush()
+
+    def inject(self, fault: Fault | object) -> int:
+        """Add a wire fault, given as a :class:`Fault` or as its JSON request (checked:
+        :class:`FaultError` says what is wrong). A ``compact`` acts at once; a fault for
+        the next requests waits for them; one for the open streams is armed on each,
+        and fires after the events already written (``after_events`` counts from
+        there). Returns how many open streams it was armed on."""
+        checked = fault if isinstance(fault, Fault) else parse_fault(fault)
+        if checked.op != "compact":
+            return self.faults.add(checked, int(self.api.resource_version))
+        with self.api.locked() as core:
+            target = int(checked.rv) if checked.rv is not None else core.rv
+            if target > core.rv:
+                raise FaultError(f"compact: rv {target} is newer than the newest, {core.rv}")
+            core.compact(target)
+        return 0
 
     def start(self) -> WireServer:
         """Serve in a background thread; returns self."""
@@ -286,6 +350,11 @@ class WireServer:
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()
+        # Watch streams see ``stopping`` at their next poll and end their bodies cleanly;
+        # give them that long before the sockets are shut (idle keep-alives never end).
+        deadline = time.monotonic() + 2 * self.pump_settings.poll + 0.5
+        while self.faults.open_streams() and time.monotonic() < deadline:
+            time.sleep(0.01)
         with self._httpd.connections_lock:
             open_connections = list(self._httpd.connections.items())
         for _, sock in open_connections:
