@@ -116,8 +116,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def check_at_least(name: str, value: int | float | None, least: int | float) -> None:
-    """Raise :class:`UsageError` unless ``value`` is None or at least ``least``."""
-    if value is not None and value < least:
+    """Raise :class:`UsageError` unless ``value`` is None or at least ``least`` (a NaN is
+    not: it compares false with every number, so it would pass a plain ``<``)."""
+    if value is not None and not value >= least:
         raise UsageError(f"{name} must be >= {least}, not {value}")
 
 

@@ -114,6 +114,7 @@ def test_the_scenario_shown_in_docs_wire_md_is_well_formed() -> None:
         (["--scenario", "BAD"], "BAD:2: not JSON"),
         (["--quiet-period", "2"], "--quiet-period applies only with --scenario"),
         (["--scenario", "GOOD", "--quiet-period", "-1"], "--quiet-period"),
+        (["--scenario", "GOOD", "--quiet-period", "nan"], "--quiet-period must be >= 0, not nan"),
         (["--scenario", "GOOD", "--state", "/dev/null/x"], "--state: cannot write"),
     ],
 )

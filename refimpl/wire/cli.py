@@ -107,7 +107,8 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help=(
             "run the writes and faults of this JSON-lines file, then stop once the wire "
-            "has been quiet for --quiet-period (docs/wire.md)"
+            "has been quiet for --quiet-period (docs/wire.md; default: none, serve until "
+            "SIGINT or SIGTERM)"
         ),
     )
     parser.add_argument(
