@@ -104,6 +104,9 @@ class AdapterProcess:
         self._abandoned = 0
         #: Writing to the adapter failed: it closed its stdin (or died).
         self._stdin_closed = False
+        #: A failure to read an abandoned answer, read early (:meth:`drop_answers`):
+        #: the next :meth:`receive` raises it, as it would have met it.
+        self._owed_failure: AdapterFailure | None = None
         self.requests_sent = 0
         #: If set, every line sent ("> ") and received ("< ") is written here.
         self.log = log
@@ -130,6 +133,7 @@ class AdapterProcess:
         self._outbox = bytearray()
         self._abandoned = 0
         self._stdin_closed = False
+        self._owed_failure = None
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._stdout_fd = self._proc.stdout.fileno()
         self._stderr_reader = threading.Thread(
@@ -151,6 +155,7 @@ class AdapterProcess:
         if proc is None:
             return
         self._proc = None
+        self._owed_failure = None
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
@@ -290,9 +295,33 @@ class AdapterProcess:
         """Nobody will read the answers owed so far: :meth:`receive` drops them."""
         self._abandoned = len(self._outstanding)
 
+    def drop_answers(self, loud: int) -> bool:
+        """Read and drop now every answer owed (:meth:`abandon` leaves that to the next
+        :meth:`receive`). The first ``loud`` (after those abandoned before) are read as
+        that receive would: a failure to read one is raised by it. The others answer
+        requests that belong to nobody: they are forgotten (the next requests take
+        their ids again); False if one could not be read (start the adapter again)."""
+        loud += self._abandoned
+        owed = len(self._outstanding)
+        self._abandoned = 0
+        self._next_id -= owed - loud
+        self.requests_sent -= owed - loud
+        for n in range(owed):
+            try:
+                self._receive(None)
+            except AdapterFailure as exc:
+                self._abandoned = len(self._outstanding)
+                if n < loud:
+                    self._owed_failure = exc
+                return n < loud
+        return True
+
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
         """The validated answer to the oldest request sent and not yet answered (or
         abandoned)."""
+        failure, self._owed_failure = self._owed_failure, None
+        if failure is not None:
+            raise failure
         while self._abandoned:
             self._abandoned -= 1
             self._receive(timeout)

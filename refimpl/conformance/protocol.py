@@ -198,12 +198,16 @@ class ProtocolError(Exception):
         self.message = message
 
 
+#: json.dumps with these options builds an encoder per call; one serves every line.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """One protocol line: compact JSON, UTF-8, newline-terminated.
 
     Refuses NaN/Infinity (not JSON) with ValueError rather than emitting them.
     """
-    return (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode()
+    return (_ENCODER.encode(message) + "\n").encode()
 
 
 def ok_response(request_id: Any, result: Any) -> dict[str, Any]:

@@ -250,8 +250,8 @@ class ReferenceDriver:
         if op != "call":
             return False  # reset, hello: the harness waits for them
         instance = request.get("instance")
-        component = self.instances.get(instance) if isinstance(instance, str) else None
-        if isinstance(component, InformerComponent):
+        component = self._informer_called(request)
+        if component is not None:
             return component.answers_alone(str(request.get("method")))
         kind = self.kinds.get(instance, "") if isinstance(instance, str) else ""
         steered = STEERED.get(kind)
@@ -262,6 +262,38 @@ class ReferenceDriver:
         # A steered method settles no choice while one candidate is at the head.
         choices = getattr(self.instances.get(instance or ""), "head_choices", None)
         return choices is not None and len(choices()) <= 1
+
+    def _informer_called(self, request: dict[str, Any]) -> InformerComponent | None:
+        """The informer a ``call`` request goes to (None: another request)."""
+        instance = request.get("instance") if request.get("op") == "call" else None
+        component = self.instances.get(instance) if isinstance(instance, str) else None
+        return component if isinstance(component, InformerComponent) else None
+
+    def predicts(self, request: dict[str, Any]) -> bool:
+        """The steered reference can carry out ``request``, an informer call, before the
+        adapter's answer is read (``InformerComponent.predicts``): :meth:`handle_ahead`."""
+        component = self._informer_called(request)
+        return component is not None and component.predicts(str(request.get("method")))
+
+    def handle_ahead(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The response to a request :meth:`predicts` admits, without the adapter's
+        answer; None if the call left the informer in a backoff that answer may end:
+        :meth:`finish` then completes it with the answer."""
+        component = self._informer_called(request)
+        assert component is not None
+        component.hold, component.held = True, False
+        try:
+            response = self.handle(request)
+        finally:
+            component.hold = False
+        return None if component.held else response
+
+    def finish(self, request: dict[str, Any], actual: dict[str, Any] | None) -> dict[str, Any]:
+        """The response to the informer call :meth:`handle_ahead` left unfinished,
+        steered by ``actual`` as :meth:`handle` would have been."""
+        component = self._informer_called(request)
+        assert component is not None and component.held
+        return ok_response(request.get("id"), component.finish(actual))
 
     def _dispatch(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         op = request.get("op")

@@ -293,6 +293,10 @@ def _reason(args: dict[str, Any], allowed: Sequence[str]) -> str:
 UNSTEERED = frozenset({"add_handler", "start", "pause", "resume", "state"})
 
 
+#: The observation's ``waiting`` in a backoff.
+SLEEPING = {"op": "sleeping"}
+
+
 def _adapter_waiting(actual: dict[str, Any] | None) -> Any:
     """The ``waiting`` of an adapter's observation (anything else: None)."""
     result = (actual or {}).get("result")
@@ -353,6 +357,10 @@ class InformerComponent:
         #: A watch requested when a steered backoff ended, and the earliest time the
         #: adapter may have made that request (it woke somewhere inside an advance).
         self._uncertain: tuple[ScriptedWatch, float] | None = None
+        #: ``call`` without the adapter's answer stops short of the answer's part if the
+        #: call left the reference in a backoff (``held``; :meth:`finish` completes it).
+        self.hold = False
+        self.held = False
         self.calls: list[dict[str, Any]] = []
         self.paused = False
         #: The names of the event handlers added (``add_handler``).
@@ -385,6 +393,15 @@ class InformerComponent:
             self.settle()
         finally:
             self._actual = None
+        if self.hold and actual is None and self.waiting() == SLEEPING:
+            self.held = True  # whether the backoff has ended is the answer's to say
+            return None
+        return self.finish(actual)
+
+    def finish(self, actual: dict[str, Any] | None) -> dict[str, Any]:
+        """The end of a call: steered by the adapter's answer (if any), the observation.
+        Completes a call that was ``held``, once the adapter's answer is known."""
+        self.held = False
         if actual is not None:
             self.follow(actual)
         return self.observation()
@@ -448,7 +465,18 @@ class InformerComponent:
         and the reference is not in a backoff, the one state the adapter's answer can
         end (:meth:`follow`). An adapter whose answer differs fails at that step
         anyway."""
-        return method in UNSTEERED and self.waiting().get("op") != "sleeping"
+        return method in UNSTEERED and self.waiting() != SLEEPING
+
+    def predicts(self, method: str) -> bool:
+        """The steered reference can carry out ``method`` before the adapter's answer is
+        read: it is not in a backoff (which the answer may end, :meth:`follow`) and no
+        watch whose end the answer settles is open (:meth:`_very_short`). Unlike
+        :meth:`answers_alone`, the call may leave it in a backoff: with ``hold`` set it
+        is then ``held`` until :meth:`finish` gets the answer."""
+        if self.waiting() == SLEEPING:
+            return False
+        uncertain = self._uncertain
+        return method in UNSTEERED or uncertain is None or uncertain[0] is not self.lw.last_watch
 
     def follow(self, actual: dict[str, Any]) -> None:
         """Steer: if the adapter is not (or no longer) in a backoff, the reference's
@@ -459,7 +487,7 @@ class InformerComponent:
                 self._asleep_at = self.clock.now()
             return
         reflector = self.informer.reflector
-        if reflector is not None and self.waiting() == {"op": "sleeping"}:
+        if reflector is not None and self.waiting() == SLEEPING:
             before = self.lw.last_watch
             reflector.wake()
             self.settle()

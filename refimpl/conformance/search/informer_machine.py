@@ -175,6 +175,8 @@ class InformerMachine(Generator):
         #: Each handler's ``resync`` (realistic inputs; else every handler's is null).
         self.periods: list[float | None] = []
         self.paused = False
+        #: ``create`` ran (Hypothesis may give up on an example before it).
+        self.created = False
         self.keys: list[str] = NAMES[:1]
         self.kinds: list[str] = self.plan.weighted
 
@@ -205,6 +207,7 @@ class InformerMachine(Generator):
     ) -> None:
         """The ``create`` step, the handlers, then ``start``."""
         plan = self.plan
+        self.created = True
         self.periods = list(periods or [])
         # Skew to few keys: one key half the time, all four rarely.
         self.keys = NAMES[: max(1, names - 1)]
@@ -337,12 +340,16 @@ class InformerMachine(Generator):
 
     def teardown(self) -> None:
         """Settle: answer honestly, let time pass, until the informer watches with
-        nothing left to deliver (or INF-9 says it stopped trying)."""
+        nothing left to deliver (or INF-9 says it stopped trying). No choice is drawn
+        here, so the answers the reference predicts are judged at the end."""
         if self.ex.failed:
             return
-        self.ex.settle()  # judge what was sent ahead: a failure ends the example here
-        if not self.ex.trace:
-            return  # never created (Hypothesis gave up on the example early)
+        self.ex.close_steps()  # a failure owed so far ends the example there
+        if self.created:  # else Hypothesis gave up on the example early
+            self.settle_rounds()
+        self.ex.settle()  # judge the answers still owed
+
+    def settle_rounds(self) -> None:
         if self.paused:
             self.paused = False
             self.call("resume")
@@ -352,7 +359,6 @@ class InformerMachine(Generator):
             if self.waiting.get("op") == "watching":
                 break
             self.advance("next" if self.ex.next_deadline() else 65.0)
-        self.ex.settle()  # judge the last requests sent ahead
 
 
 MISSED_DELETES = [False, False, True]

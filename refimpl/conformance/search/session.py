@@ -9,7 +9,10 @@ failure) and a fresh reference driver, so examples are independent. The search s
 ahead the requests whose answers the reference gives alone (docs/protocol.md, "Requests
 sent ahead"): they go out together with the next request that waits, and their answers
 are judged in order when read (:meth:`Example.settle`), so a step costs no wake-up of the
-adapter of its own. Every request has a
+adapter of its own. An informer call the reference can carry out before the adapter's
+answer is written first and predicted while the adapter works (:meth:`Example.predict`);
+once an example draws no more choices its answers are judged when it ends (docs/protocol.md,
+"Informer calls written before the answer they wait for"). Every request has a
 timeout; a hung adapter aborts the run (:class:`~refimpl.conformance.search.config.AbortRun`).
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
@@ -58,7 +62,9 @@ __all__ = [
 #: difference in behaviour).
 ADAPTER_SIDE_ERRORS = frozenset({"bad_request", "unsupported", "no_instance", "internal"})
 #: Requests sent ahead at most before their answers are read (bounds how far past a
-#: difference an example runs, and what the pipes hold).
+#: difference an example runs, and what the pipes hold: the requests written and not
+#: answered must fit in the adapter's stdin pipe, or a write would block without a
+#: timeout; 64 informer requests are a few kilobytes, a pipe holds 64 KiB).
 AHEAD_LIMIT = 64
 #: The request that begins every example on a running adapter.
 RESET: dict[str, Any] = {"op": "reset"}
@@ -74,6 +80,28 @@ def _refused(actual: dict[str, Any]) -> str | None:
         f"the adapter answered error {kind!r} to a request it declared "
         f"({actual['error'].get('message')!r})"
     )
+
+
+@dataclass
+class Owed:
+    """A request sent whose answer is not judged yet, and the reference's answer."""
+
+    request: dict[str, Any]
+    expected: Any
+    #: A request the reference could not answer alone, predicted (:meth:`Example.predict`):
+    #: awaited while the example draws choices, and judged as if awaited.
+    awaited: bool = False
+    #: Every answer owed up to this request's is judged before any request after it
+    #: is sent (while the example draws choices); when a difference is found before
+    #: it, the requests sent after it are surplus (:meth:`Example.drop_owed`).
+    judge_point: bool = False
+
+    def unanswered(self) -> Any:
+        """What the reference answers in the trace if the adapter gives no answer: an
+        awaited request's is not matched to the adapter's id."""
+        if self.awaited and isinstance(self.expected, dict):
+            return {**self.expected, "id": None}
+        return self.expected
 
 
 class Example:
@@ -99,7 +127,12 @@ class Example:
         #: Send ahead what the reference predicts (the search; replay waits for each).
         self.ahead = ahead and self.compared
         #: Requests sent ahead whose answers are not judged yet, with the reference's.
-        self.pending: deque[tuple[dict[str, Any], Any]] = deque()
+        self.pending: deque[Owed] = deque()
+        #: Answers owed since the last judge point (its ``reset`` included): at
+        #: AHEAD_LIMIT, the last is one.
+        self.since_awaited = 0
+        #: The example draws no more choices (:meth:`close_steps`).
+        self.closing = False
 
     def _reference(self, request: dict[str, Any], actual: dict[str, Any] | None) -> Any:
         if not self.compared:
@@ -122,9 +155,13 @@ class Example:
         judged later, in order (:meth:`settle`). A FIFO whose pops feed a store is
         not sent ahead: its failure report drains both sides from the failing step."""
         feeds_store = self.ref_view.popped is not None
-        if self.ahead and not feeds_store and self.ref.answers_alone(request):
-            return self._send_ahead(request)
+        if self.ahead and not feeds_store:
+            if self.ref.answers_alone(request):
+                return self._send_ahead(request)
+            if self.ref.predicts(request):
+                return self.predict(request)
         ctx = self.ctx
+        self.since_awaited = 0
         try:
             if feeds_store:
                 self.read_ahead()  # nothing may reach the adapter past a difference
@@ -148,10 +185,58 @@ class Example:
         expected: dict[str, Any] = self.ref.handle({"id": rid, **request}, None)
         if self.component != "informer":
             self.ref_view.check(request, expected)
-        self.pending.append((request, expected))
-        if len(self.pending) >= AHEAD_LIMIT:
+        self.since_awaited += 1
+        limit = self.since_awaited >= AHEAD_LIMIT
+        self.pending.append(Owed(request, expected, judge_point=limit))
+        if limit:
+            self.since_awaited = 0
+        if limit or len(self.pending) >= AHEAD_LIMIT:
             self.settle()
         return expected
+
+    def predict(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request``, which the reference carries out before the adapter's answer
+        is read (``ReferenceDriver.predicts``) although it could not answer it alone:
+        the adapter works on it meanwhile. While the example draws choices its answer
+        is awaited here; once it draws none (``closing``), the prediction is
+        returned and the answer judged with the others owed, unless the call left the
+        informer in a backoff the answer may end (then it is awaited)."""
+        ctx = self.ctx
+        self.since_awaited = 0
+        try:
+            rid = ctx.adapter.send(request)
+            if not self.closing:
+                ctx.adapter.flush()
+        except AdapterFailure as exc:
+            self._adapter_failed(request, self._reference(request, None), exc)
+        expected = self.ref.handle_ahead({"id": rid, **request})
+        if expected is not None and self.closing:
+            self.pending.append(Owed(request, expected, awaited=True, judge_point=True))
+            if len(self.pending) >= AHEAD_LIMIT:
+                self.settle()
+            return expected
+        try:
+            self.read_ahead()
+            actual = ctx.adapter_receive()
+        except AdapterFailure as exc:
+            if expected is None:
+                expected = self.ref.finish({"id": None, **request}, None)
+            unanswered = Owed(request, expected, awaited=True).unanswered()
+            self._adapter_failed(request, unanswered, exc)
+        if expected is None:
+            expected = self.ref.finish({"id": actual.get("id"), **request}, actual)
+        elif type(actual.get("id")) is not int:  # an id of 7.0 is id 7: keep the adapter's
+            expected = {**expected, "id": actual.get("id")}
+        return self._judge(request, expected, actual)
+
+    def close_steps(self) -> None:
+        """The example draws no more choices (its teardown): from now on a predicted
+        request's answer is judged with the others owed, at the latest when the
+        example ends. The answers owed now would have been judged here."""
+        self.closing = True
+        self.since_awaited = 0
+        if self.pending:
+            self.pending[-1].judge_point = True
 
     def settle(self) -> None:
         """Read and judge the answers to the requests sent ahead, oldest first."""
@@ -163,22 +248,42 @@ class Example:
         awaited past a failure. After a failure, every answer still owed (also one to a
         request just written) belongs to no example: it is dropped when read."""
         judged = False
+        owed = None
         try:
             while self.pending:
-                request, expected = self.pending.popleft()
-                if request is RESET:  # the example's own reset, sent ahead
+                owed = self.pending.popleft()
+                if owed.request is RESET:  # the example's own reset, sent ahead
                     self._reset_done()
                     continue
                 try:
                     actual = self.ctx.adapter_receive()
                 except AdapterFailure as exc:
-                    self._adapter_failed(request, expected, exc)
-                self._judge(request, expected, actual)
+                    self._adapter_failed(owed.request, owed.unanswered(), exc)
+                expected = owed.expected
+                if owed.awaited and type(actual.get("id")) is not int:
+                    expected = {**expected, "id": actual.get("id")}
+                self._judge(owed.request, expected, actual)
             judged = True
         finally:
             if not judged:
-                self.pending.clear()
-                self.ctx.adapter.abandon()
+                self.drop_owed(owed is not None and owed.judge_point)
+
+    def drop_owed(self, at_judge_point: bool) -> None:
+        """After a failure (at a judge point, :attr:`Owed.judge_point`, or not): no
+        answer still owed belongs to the example. Those owed up to the first judge
+        point are dropped when next read, as any answer nobody waits for; a request
+        sent past it was sent only because the closing example ran on without its
+        answers (:meth:`predict`): those answers are read now and dropped, a failure
+        to read one only restarts the adapter before the next example."""
+        owed, ctx = list(self.pending), self.ctx
+        self.pending.clear()
+        loud = next((n + 1 for n, o in enumerate(owed) if o.judge_point), None)
+        if at_judge_point:
+            loud = 0
+        if ctx.need_restart or loud is None or loud >= ctx.adapter.outstanding:
+            ctx.adapter.abandon()
+        elif not ctx.adapter.drop_answers(loud):
+            ctx.need_restart = True
 
     def _reset_done(self) -> None:
         ctx = self.ctx
@@ -441,7 +546,8 @@ class RunContext:
         self.progress()
         example = SearchExample(self, component, ahead=ahead)
         if ahead and not restart:
-            example.pending.append((RESET, RESET))
+            example.pending.append(Owed(RESET, RESET))
+            example.since_awaited = 1
         return example
 
     def fresh_adapter(self, component: str) -> None:
