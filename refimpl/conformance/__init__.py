@@ -17,12 +17,15 @@ under test without a timeout. The modules, by job:
 - :mod:`refimpl.conformance.walks`: ``refimpl conform --from-spec``: the walk along
   every edge of a TLA+ model's state graph, the planner, and one request mapping per
   spec;
+- :mod:`refimpl.conformance.wire`: ``refimpl conform --wire``: the informer over HTTP
+  against a :class:`~refimpl.wire.server.WireServer` the harness owns, and the
+  reference's wire adapter;
 - :mod:`refimpl.conformance.peers`: ``refimpl peers``: the peer manifests, building and
   checking each peer, and rendering docs/peers.md;
 - :mod:`~refimpl.conformance.cli`: the ``refimpl conform`` command line.
 
-Imports point down that list: peers use walks and search, walks and search use the
-reference, everything uses the protocol; no cycle (tests/test_layering.py).
+Imports point down that list: peers use walks and search, wire uses search, walks and
+search use the reference, everything uses the protocol; no cycle (tests/test_layering.py).
 """
 
 from refimpl.conformance.protocol import PROTOCOL_VERSION

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import signal
 import sys
 from collections.abc import Sequence
@@ -296,6 +297,13 @@ def _modes(parser: argparse.ArgumentParser) -> None:
             "random search)"
         ),
     )
+    parser.add_argument(
+        "--wire",
+        action="store_true",
+        help="the informer over HTTP: serve a wire API server, hand the adapter its "
+        "kubeconfig on start, write and inject faults from --seed, wait for convergence "
+        "(docs/wire.md; default: the scripted seam)",
+    )
 
 
 def _adapter(parser: argparse.ArgumentParser) -> None:
@@ -482,6 +490,8 @@ def _execute(args: argparse.Namespace) -> int:
     _check_used(args)
     if args.from_spec:
         return _from_spec(args, config)
+    if args.wire:
+        return _wire(config)
     try:
         import hypothesis  # noqa: F401
     except ImportError:
@@ -525,11 +535,31 @@ def _check_used(args: argparse.Namespace) -> None:
             "--component does not apply to --from-spec: each model names the components "
             "it walks (narrow with the MODEL names instead)"
         )
+    if args.wire and (args.from_spec or args.replay):
+        raise UsageError("--wire does not combine with --from-spec or --replay")
     if args.from_spec and args.release:
         raise UsageError(
             "--release does not apply to --from-spec: the walks check the TLA+ models, "
             "which describe the newest client-go"
         )
+
+
+def _wire(config: Config) -> int:
+    """``--wire``: the informer over HTTP (refimpl/conformance/wire/run.py)."""
+    from refimpl.conformance.wire.run import WireRun, run_wire
+
+    if config.components not in ([], ["informer"]):
+        raise UsageError("--wire tests the informer only: --component informer")
+    seed = config.seed if config.seed is not None else random.randrange(2**32)
+    log = open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
+    try:
+        settings = WireRun(
+            config.command, seed, config.steps, config.timeout, config.startup_timeout, log
+        )
+        return run_wire(settings, lambda line: print(line, flush=True))
+    finally:
+        if log is not None:
+            log.close()
 
 
 def _check_options(config: Config) -> None:

@@ -1,0 +1,7 @@
+"""``refimpl conform --wire``: the informer component over HTTP (docs/wire.md).
+
+* ``run``: the harness: a :class:`~refimpl.wire.server.WireServer` per run, a seeded
+  plan of server writes and wire faults, the checks, and the wait for convergence.
+* ``adapter``: the reference's wire adapter, refimpl's own informer over
+  :mod:`refimpl.wire.client` (and the broken ones the harness's tests use).
+"""

@@ -1,0 +1,290 @@
+"""``refimpl conform --component informer --wire -- ADAPTER``: the informer over HTTP.
+
+The harness owns a :class:`~refimpl.wire.server.WireServer` for the run and hands the
+adapter its kubeconfig on ``start`` (docs/protocol.md, "Wire mode"); the adapter's own
+informer lists and watches it through its library's REST client. The harness then
+carries out a seeded plan of server writes (create, update, delete of a few ConfigMaps)
+and wire faults (``WireServer.inject``), polling the adapter's observation between
+steps, and waits over real time until the adapter's cache equals the server's state or
+the quiescence bound passes. Checked (docs/invariants.md IDs, as the scripted informer
+checks them): INF-1 and INF-2 on every handler call, INF-8 (nothing invented), FIFO-7
+(``has_synced`` never goes back, true once converged) and INF-3 (the cache converges to
+the server's state and every handler's view to the cache; past the bound this is a
+liveness finding with the time waited). An adapter that stops answering makes the run
+inconclusive (exit 4), never a pass or a violation. The same seed gives the same plan;
+what the adapter's requests meet depends on timing, so a finding is reported with its
+seed and plan, not shrunk. Refines no TLA+ module.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import attrs
+
+from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
+from refimpl.conformance.search.informer_invariants import InformerChecker
+from refimpl.meta import Object
+from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_NOT_RUN, EXIT_OK
+from refimpl.wire.cli import write_kubeconfig
+from refimpl.wire.server import WireServer
+
+__all__ = ["FAULTS", "NAMES", "QUIESCENCE_SECONDS", "WireRun", "plan", "run_wire"]
+
+#: The ConfigMaps written (namespace "default"): few, so updates and deletes meet them.
+NAMES = ("a", "b", "c")
+NAMESPACE = "default"
+#: The faults drawn, as ``WireServer.inject`` requests (docs/protocol.md, "Wire faults").
+FAULTS: tuple[dict[str, Any], ...] = (
+    {"op": "watch_end", "target": "open"},
+    {"op": "watch_cut", "target": "open"},
+    {"op": "watch_cut", "target": "open", "mid_line": True},
+    {"op": "watch_partial_line", "target": "open"},
+    {"op": "watch_error", "target": "open", "as": "event", "code": 410},
+    {"op": "watch_error", "code": 500},
+    {"op": "list_error", "code": 500},
+    {"op": "compact"},
+)
+#: Default seconds to wait for convergence; an adapter may declare its own
+#: (``quiescence_seconds`` in its informer capabilities), at most :data:`MAX_QUIESCENCE`.
+QUIESCENCE_SECONDS = 10.0
+MAX_QUIESCENCE = 60.0
+#: The report's width (the CLI's lines stay within 100 columns).
+WIDTH = 100
+#: Seconds between two observations while waiting.
+POLL = 0.05
+
+
+@attrs.frozen
+class WireRun:
+    """One wire-mode run's settings (``refimpl conform``'s, as far as they apply)."""
+
+    command: list[str]
+    seed: int
+    steps: int = 30
+    timeout: float = 5.0
+    startup_timeout: float = 20.0
+    log: TextIO | None = None
+
+
+def plan(seed: int, steps: int) -> list[dict[str, Any]]:
+    """The steps of a run: ``{"write": "create"|"update"|"delete", "name": N}`` or
+    ``{"fault": REQUEST}`` each, then a pause (``"pause"``, seconds). A function of
+    ``seed`` and ``steps`` alone."""
+    rng = random.Random(seed)
+    present: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for _ in range(steps):
+        step: dict[str, Any]
+        if rng.random() < 0.25:
+            step = {"fault": dict(rng.choice(FAULTS))}
+        else:
+            name = rng.choice(NAMES)
+            kind = rng.choice(("update", "delete")) if name in present else "create"
+            (present.discard if kind == "delete" else present.add)(name)
+            step = {"write": kind, "name": name}
+        step["pause"] = round(rng.uniform(0.0, 0.05), 3)
+        out.append(step)
+    return out
+
+
+class _Run:
+    """The server, the adapter and the checks of one run."""
+
+    def __init__(self, settings: WireRun, server: WireServer, adapter: AdapterProcess):
+        self.settings = settings
+        self.server = server
+        self.adapter = adapter
+        self.checker = InformerChecker()
+        self.findings: list[str] = []
+        self.calls_checked = 0
+        self.synced = False
+        #: key -> the resourceVersions of its deletions on the server.
+        self.deletions: dict[str, list[int]] = {}
+
+    def call(self, method: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        request = {"op": "call", "instance": "i", "method": method, "args": args or {}}
+        self.checker._record_request(request)  # handlers added, start
+        response = self.adapter.request(request, self.settings.timeout)
+        if "error" in response:
+            raise AdapterFailure(f"{method} answered error: {response['error']}")
+        result = response["result"]
+        self._check(result)
+        return dict(result)
+
+    def _check(self, result: Any) -> None:
+        if not isinstance(result, dict) or not isinstance(result.get("calls"), list):
+            raise AdapterFailure(f"not an observation: {result!r}"[:300])
+        for call in result["calls"]:
+            self.findings.extend(self.checker._check_call(self._lagged(call)))
+            self.calls_checked += 1
+        synced = result.get("has_synced") is True
+        if self.synced and not synced:
+            self.findings.append("FIFO-7 sync is monotone: has_synced went back to false")
+        self.synced = self.synced or synced
+
+    def _lagged(self, call: Any) -> Any:
+        """A listener may lag behind the cache (docs/protocol.md, "Against the
+        reference"): an add or update that finds its key gone, deleted on the server
+        after its resourceVersion, met the cache of a later moment, which INF-1 allows;
+        it is checked as if it had found its own object."""
+        if not isinstance(call, dict) or call.get("kind") == "delete" or call.get("cache"):
+            return call
+        rv = str(call.get("rv", ""))
+        later = [
+            d for d in self.deletions.get(str(call.get("key")), []) if rv.isdigit() and d > int(rv)
+        ]
+        return {**call, "cache": rv} if later else call
+
+    def give(self, obj: Object) -> None:
+        """What the server wrote: every resourceVersion a call may carry (INF-8)."""
+        key = f"{obj.namespace}/{obj.name}"
+        self.checker.given_rvs.setdefault(key, set()).add(obj.resource_version)
+
+    def step(self, step: dict[str, Any], index: int) -> None:
+        if "fault" in step:
+            self.server.inject(step["fault"])
+            return
+        api, name = self.server.api, step["name"]
+        if step["write"] == "create":
+            self.give(api.create(Object(name=name, namespace=NAMESPACE)))
+        elif step["write"] == "update":
+            current = api.get(NAMESPACE, name)
+            self.give(api.update(current.evolve(labels={"step": str(index)})))
+        else:
+            gone = api.delete_key(f"{NAMESPACE}/{name}")
+            self.give(gone)
+            self.deletions.setdefault(f"{NAMESPACE}/{name}", []).append(int(gone.resource_version))
+
+    def server_state(self) -> dict[str, int]:
+        return {
+            f"{o.namespace}/{o.name}": int(o.resource_version) for o in self.server.api.list().items
+        }
+
+    def converge(self, bound: float) -> float | None:
+        """Poll until the cache and every handler's view equal the server's state;
+        the seconds it took, or None once ``bound`` passed (then a finding says why)."""
+        began = time.monotonic()
+        while True:
+            result = self.call("state")
+            want = self.server_state()
+            cache = {f"{o['namespace']}/{o['name']}": int(o["rv"]) for o in result["cache"]}
+            views = self.checker.views
+            waited = time.monotonic() - began
+            if cache == want and all(v == want for v in views.values()) and self.synced:
+                return waited
+            if waited >= bound:
+                self.findings.append(_not_converged(waited, cache, want, views, self.synced))
+                return None
+            time.sleep(POLL)
+
+
+def _diff(have: dict[str, int], want: dict[str, int]) -> str:
+    parts = []
+    for key in sorted(set(have) | set(want)):
+        if key not in want:
+            parts.append(f"{key}@{have[key]} is a ghost")
+        elif key not in have:
+            parts.append(f"{key}@{want[key]} is missing")
+        elif have[key] != want[key]:
+            parts.append(f"{key} at rv {have[key]}, the server's {want[key]}")
+    return "; ".join(parts)
+
+
+def _not_converged(
+    waited: float,
+    cache: dict[str, int],
+    want: dict[str, int],
+    views: dict[str, dict[str, int]],
+    synced: bool,
+) -> str:
+    head = f"INF-3 convergence (liveness): after {waited:.1f} s of quiet"
+    if cache != want:
+        return f"{head} the cache is not the server's state: {_diff(cache, want)}"
+    for handler, view in sorted(views.items()):
+        if view != want:
+            return f"{head} {handler} saw {_diff(view, want)} (a lost notification)"
+    return f"{head} has_synced is {synced} with the whole state cached"
+
+
+def _say_wrapped(say: Callable[[str], None], text: str, indent: str = "") -> None:
+    """Each line of ``text`` within :data:`WIDTH` columns."""
+    for line in text.splitlines():
+        for part in textwrap.wrap(
+            line, WIDTH, initial_indent=indent, subsequent_indent=indent + "  "
+        ):
+            say(part)
+
+
+def _handshake(adapter: AdapterProcess, settings: WireRun) -> float | str:
+    """The adapter's quiescence bound, or why it cannot run in wire mode."""
+    response = adapter.request({"op": "hello", "protocol": 2}, settings.startup_timeout)
+    if "error" in response:
+        return f"hello answered error: {response['error']}"
+    informer = (response["result"].get("components") or {}).get("informer")
+    if not isinstance(informer, dict) or informer.get("wire") is not True:
+        return 'the adapter\'s informer does not declare "wire": true'
+    bound = informer.get("quiescence_seconds", QUIESCENCE_SECONDS)
+    if not isinstance(bound, (int, float)) or not 0 < bound <= MAX_QUIESCENCE:
+        return f"quiescence_seconds must be in (0, {MAX_QUIESCENCE:g}], got {bound!r}"
+    return float(bound)
+
+
+def run_wire(settings: WireRun, say: Callable[[str], None] = print) -> int:
+    """Run one wire-mode check and report it; returns the exit status (0 pass, 1 a
+    finding, 2 the adapter failed, 4 inconclusive)."""
+    steps = plan(settings.seed, settings.steps)
+    faults = sum("fault" in s for s in steps)
+    say(f"wire: seed {settings.seed}: {len(steps) - faults} writes, {faults} faults")
+    adapter = AdapterProcess(settings.command, timeout=settings.timeout, log=settings.log)
+    with tempfile.TemporaryDirectory(prefix="refimpl-wire-") as folder, WireServer() as server:
+        kubeconfig = Path(folder) / "kubeconfig"
+        write_kubeconfig(kubeconfig, server.url, server.token)
+        try:
+            adapter.start()
+            return _drive(_Run(settings, server, adapter), steps, str(kubeconfig), say)
+        except AdapterHung as exc:
+            _say_wrapped(say, f"informer (wire): INCONCLUSIVE: {exc.describe()}")
+            return EXIT_INCONCLUSIVE
+        except AdapterFailure as exc:
+            _say_wrapped(say, f"informer (wire): ADAPTER FAILURE: {exc.describe()}")
+            return EXIT_NOT_RUN
+        finally:
+            adapter.close()
+
+
+def _drive(
+    run: _Run, steps: list[dict[str, Any]], kubeconfig: str, say: Callable[[str], None]
+) -> int:
+    bound = _handshake(run.adapter, run.settings)
+    if isinstance(bound, str):
+        say(f"informer (wire): ADAPTER FAILURE: {bound}")
+        return EXIT_NOT_RUN
+    run.adapter.request(
+        {"op": "create", "instance": "i", "component": "informer", "options": {"resync": 0}},
+        run.settings.timeout,
+    )
+    run.call("add_handler", {"name": "h0", "raises": False, "resync": None})
+    run.call("start", {"kubeconfig": kubeconfig})
+    for index, step in enumerate(steps):
+        run.step(step, index)
+        time.sleep(step["pause"])
+        run.call("state")
+    waited = run.converge(bound)
+    if run.findings:
+        say(f"informer (wire): FAIL ({run.calls_checked} handler calls checked)")
+        for finding in dict.fromkeys(run.findings):
+            _say_wrapped(say, finding, "  ")
+        say(f"  reproduce the plan: --wire --seed {run.settings.seed} --steps {len(steps)}")
+        return EXIT_FAILED
+    say(
+        f"informer (wire): PASS (converged {waited:.1f} s after the last step; "
+        f"{run.calls_checked} handler calls checked)"
+    )
+    return EXIT_OK
