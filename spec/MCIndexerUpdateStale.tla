@@ -1,9 +1,7 @@
 ------------------------- MODULE MCIndexerUpdateStale -------------------------
 (* Mutation of Update: the key is taken out only of the old values the    *)
-(* new object still has (the shape of client-go #109137, where an update *)
-(* changing how many values an object has lost track of the old ones).   *)
-(* Expected: IndexMatchesItems violated (a stale entry under a value the *)
-(* object no longer has).                                                *)
+(* new object still has, so it stays filed under every value the object  *)
+(* lost.  Expected: IndexMatchesItems violated (a stale entry).          *)
 EXTENDS Indexer
 
 MCKeys == {"a", "b"}

@@ -4,7 +4,8 @@ edge of spec/graphs/Indexer.json.gz (refimpl/tla/refine_indexer.py).
 Each state is rebuilt as a map with one index; every Add, Update and Delete of each key
 and every Replace with each store content must land on the successor the graph names,
 with the index read back whole (IDX-1 at every state the code reaches). Broken maps,
-each leaving index entries stale after an update or a replace, must fail the replay.
+each leaving index entries stale or missing after an update or a replace, must fail
+the replay.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_thread_safe_map_refines_spec(graph: StateGraph, mapping: IndexerMapping
 
 class UpdateKeepsLostValues(ThreadSafeMap):
     """Takes the key out only of the old values the new object still has: a value the
-    object lost keeps it (the stale-entry shape of client-go #109137). Delete is right."""
+    object lost keeps it (a stale entry). Delete is right."""
 
     def update(self, key: str, obj: object) -> None:
         plan = self._plan(key, self.items.get(key), obj)
@@ -73,6 +74,28 @@ class UpdateSkipsOneToOne(ThreadSafeMap):
     def _apply(self, key: str, plan: _IndexPlan) -> None:
         kept = [p for p in plan if not (len(p[1]) == 1 and len(p[2]) == 1)]
         super()._apply(key, kept)
+
+
+class UpdateSkipsShared(ThreadSafeMap):
+    """client-go 1.23's updateIndices (the regression kubernetes PR #109137 fixed): the
+    removal skips an old value that is the new object's only value, the addition skips
+    a new value that was the old object's only value; each shortcut is right alone, but
+    from {x} to {x, y} the key leaves x and is never put back."""
+
+    def _apply(self, key: str, plan: _IndexPlan) -> None:
+        for name, old_values, new_values in plan:
+            index = self.indices.setdefault(name, {})
+            for value in old_values:
+                if new_values == (value,):
+                    continue
+                keys = index.get(value, set())
+                keys.discard(key)
+                if not keys:
+                    index.pop(value, None)
+            for value in new_values:
+                if old_values == (value,):
+                    continue
+                index.setdefault(value, set()).add(key)
 
 
 class ReplaceKeepsStale(ThreadSafeMap):
@@ -95,10 +118,11 @@ class ReplaceKeepsStale(ThreadSafeMap):
     [
         (UpdateKeepsLostValues, "Update"),
         (UpdateSkipsOneToOne, "Update"),
+        (UpdateSkipsShared, "Update"),
         (ReplaceKeepsStale, "Replace"),
     ],
 )
-def test_replay_catches_stale_index_entries(
+def test_replay_catches_wrong_index_entries(
     graph: StateGraph, mapping: IndexerMapping, broken: type[ThreadSafeMap], action: str
 ) -> None:
     broken_mapping = IndexerMapping(mapping.keys, mapping.values, mapping.index_of, broken)
