@@ -6,7 +6,8 @@ transforms objects and holds one lock around the core. Ports client-go
 ``tools/cache/store.go`` (``cache``, ``Store``), ``thread_safe_store.go``
 (``threadSafeMap``, ``storeIndex``), ``index.go`` and ``listers.go`` (``ListAll``,
 ``ListAllByNamespace``). Refines ``spec/Informer.tla`` variable ``store`` (a function from
-keys to objects); the indices sit below that abstraction and are checked by tests.
+keys to objects); the indices sit below that abstraction: :class:`ThreadSafeMap` also
+refines ``spec/Indexer.tla`` (items and one index; ``refimpl/tla/refine_indexer.py``).
 
 Index invariant (IDX-1), true after every public call returns: for every
 index ``n``, key ``k`` and value ``v``: ``k in indices[n][v]`` iff ``k in items`` and

@@ -15,6 +15,7 @@ from pathlib import Path
 from refimpl.cache.informer_core import FifoMode
 from refimpl.tla.refine_controller import ControllerMapping
 from refimpl.tla.refine_fifo import DeltaFIFOMapping, RealFIFOMapping
+from refimpl.tla.refine_indexer import IndexerMapping
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.refine_informer_resync import InformerResyncMapping
 from refimpl.tla.refine_workqueue import WorkQueueMapping
@@ -115,6 +116,17 @@ def _controller(c: Mapping[str, Value]) -> Mapping_:
     )
 
 
+def _indexer(c: Mapping[str, Value]) -> Mapping_:
+    index_of = c["IndexOf"]
+    if not isinstance(index_of, tuple):
+        raise TypeError(f"expected a sequence of value sets, got {index_of!r}")
+    return IndexerMapping(_strs(c["Keys"]), _strs(c["Values"]), tuple(map(_str_set, index_of)))
+
+
+def _str_set(value: Value) -> frozenset[str]:
+    return frozenset(_strs(value))
+
+
 #: Model name -> how to build its mapping from the MC module's constants.
 MAPPINGS: dict[str, Callable[[Mapping[str, Value]], Mapping_]] = {
     "WorkQueue": _workqueue,
@@ -127,6 +139,7 @@ MAPPINGS: dict[str, Callable[[Mapping[str, Value]], Mapping_]] = {
     "InformerFaults": _informer_faults,
     "InformerResync": _informer_resync,
     "ControllerReplay": _controller,
+    "Indexer": _indexer,
 }
 
 

@@ -44,4 +44,8 @@ NOT_WALKED: dict[str, str] = {
         "the protocol has no controller component: workers and reconciles would be "
         "the harness's own"
     ),
+    "Indexer": (
+        "no request mapping yet: the store component's writes and index reads "
+        "(by_index, index_keys) could drive it; the mapping is not written"
+    ),
 }
