@@ -182,11 +182,14 @@ def load_delta_fifo(
     _load_sync(core, state)
 
 
-def delta_fifo_vars(core: DeltaFIFOCore, keys: Iterable[str]) -> dict[str, Value]:
-    """The DeltaFIFO spec variables of ``core`` (the inverse of :func:`load_delta_fifo`)."""
-    items: dict[Value, Value] = {
-        k: tuple(delta_to_spec(d) for d in core.items.get(k, [])) for k in keys
-    }
+def delta_fifo_vars(
+    core: DeltaFIFOCore,
+    keys: Iterable[str],
+    spec: Callable[[Delta], Value] = delta_to_spec,
+) -> dict[str, Value]:
+    """The DeltaFIFO spec variables of ``core`` (the inverse of :func:`load_delta_fifo`);
+    ``spec`` makes a delta the spec's."""
+    items: dict[Value, Value] = {k: tuple(spec(d) for d in core.items.get(k, [])) for k in keys}
     return {
         "queue": tuple(core.queue),
         "items": Fn(items),
@@ -219,14 +222,19 @@ def load_real_fifo(
     return taken
 
 
-def real_fifo_vars(core: RealFIFOCore, taken: Sequence[tuple[Delta, bool]]) -> dict[str, Value]:
-    """The RealFIFO spec variables of ``core`` plus the taken entry (``processing``)."""
+def real_fifo_vars(
+    core: RealFIFOCore,
+    taken: Sequence[tuple[Delta, bool]],
+    spec: Callable[[Delta], Value] = delta_to_spec,
+) -> dict[str, Value]:
+    """The RealFIFO spec variables of ``core`` plus the taken entry (``processing``);
+    ``spec`` makes a delta the spec's."""
     return {
-        "log": tuple(delta_to_spec(d) for d in core.items),
+        "log": tuple(spec(d) for d in core.items),
         "populated": core.populated,
         "initialPopulationCount": core.initial_population_count,
         "synced": core.synced,
-        "processing": tuple(Fn({"delta": delta_to_spec(d), "initial": i}) for d, i in taken),
+        "processing": tuple(Fn({"delta": spec(d), "initial": i}) for d, i in taken),
     }
 
 

@@ -40,7 +40,7 @@ from refimpl.cache.reflector import (
 )
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, ListOptions, ListResult, Object
-from refimpl.tla.refine_fifo import delta_from_spec
+from refimpl.tla.refine_fifo import delta_from_spec, delta_to_spec
 from refimpl.tla.values import Fn, Value
 from refimpl.watch import WatchEvent
 
@@ -197,6 +197,7 @@ class SpecValues:
 
     def __init__(self) -> None:
         self._made: dict[tuple[str, Value], object] = {}
+        self._spec: dict[Delta, Value] = {}
 
     def _once(self, kind: str, value: Value, make: Callable[[Value], object]) -> object:
         found = self._made.get((kind, value))
@@ -207,6 +208,13 @@ class SpecValues:
     def delta(self, value: Value) -> Delta:
         """A spec delta (spec rvs) as the code's."""
         return cast(Delta, self._once("delta", value, lambda v: delta_from_spec(shift_rvs(v, 1))))
+
+    def spec_delta(self, delta: Delta) -> Value:
+        """The inverse of :meth:`delta`: a code delta as the spec's (spec rvs)."""
+        found = self._spec.get(delta)
+        if found is None:
+            found = self._spec[delta] = shift_rvs(delta_to_spec(delta), -1)
+        return found
 
     def notification(self, value: Value) -> Notification:
         """A spec notification (spec rvs) as a listener entry."""

@@ -65,7 +65,6 @@ from refimpl.clock import FakeClock
 from refimpl.meta import ListResult, Object
 from refimpl.tla.refine_fifo import (
     delta_fifo_vars,
-    delta_to_spec,
     load_delta_fifo,
     load_real_fifo,
     real_fifo_vars,
@@ -78,7 +77,6 @@ from refimpl.tla.refine_informer_parts import (
     SpecValues,
     SwitchStore,
     ViewHandler,
-    shift_rvs,
     spec_key,
     spec_note,
     spec_note_of,
@@ -390,16 +388,16 @@ class InformerStates:
             state["faults"] = built.faults
             state["bookmarks"] = built.bookmarks
         if self.mode is FifoMode.DELTA:
-            state["popped"] = tuple(shift_rvs(delta_to_spec(d), -1) for d in built.popped)
+            state["popped"] = tuple(self.values.spec_delta(d) for d in built.popped)
         else:
             state["written"] = built.written
         fifo = built.informer.fifo_core
         fifo_state = (
-            delta_fifo_vars(fifo, self.keys)
+            delta_fifo_vars(fifo, self.keys, self.values.spec_delta)
             if isinstance(fifo, DeltaFIFOCore)
-            else real_fifo_vars(fifo, built.taken)
+            else real_fifo_vars(fifo, built.taken, self.values.spec_delta)
         )
-        state.update({k: shift_rvs(v, -1) for k, v in fifo_state.items()})
+        state.update(fifo_state)
         return state
 
     @staticmethod
