@@ -163,27 +163,33 @@ def _load_sync(core: DeltaFIFOCore | RealFIFOCore, state: Mapping[str, Value]) -
     core.synced = bool(state["synced"])
 
 
-def load_delta_fifo(core: DeltaFIFOCore, state: Mapping[str, Value]) -> None:
+def load_delta_fifo(
+    core: DeltaFIFOCore,
+    state: Mapping[str, Value],
+    delta: Callable[[Value], Delta] = delta_from_spec,
+) -> None:
     """Put ``core`` in the DeltaFIFO state named by the spec variables ``queue``,
-    ``items``, ``populated``, ``initialPopulationCount`` and ``synced``."""
+    ``items``, ``populated``, ``initialPopulationCount`` and ``synced``; ``delta``
+    makes a spec delta the code's."""
     queue = state["queue"]
     items = state["items"]
     if not isinstance(queue, tuple) or not isinstance(items, Fn):
         raise TypeError(f"spec variables queue/items malformed: {queue!r}, {items!r}")
     core.queue = deque(str(k) for k in queue)
     core.items = {
-        str(k): [delta_from_spec(d) for d in ds]
-        for k, ds in items.items()
-        if isinstance(ds, tuple) and ds
+        str(k): [delta(d) for d in ds] for k, ds in items.items() if isinstance(ds, tuple) and ds
     }
     _load_sync(core, state)
 
 
-def delta_fifo_vars(core: DeltaFIFOCore, keys: Iterable[str]) -> dict[str, Value]:
-    """The DeltaFIFO spec variables of ``core`` (the inverse of :func:`load_delta_fifo`)."""
-    items: dict[Value, Value] = {
-        k: tuple(delta_to_spec(d) for d in core.items.get(k, [])) for k in keys
-    }
+def delta_fifo_vars(
+    core: DeltaFIFOCore,
+    keys: Iterable[str],
+    spec: Callable[[Delta], Value] = delta_to_spec,
+) -> dict[str, Value]:
+    """The DeltaFIFO spec variables of ``core`` (the inverse of :func:`load_delta_fifo`);
+    ``spec`` makes a delta the spec's."""
+    items: dict[Value, Value] = {k: tuple(spec(d) for d in core.items.get(k, [])) for k in keys}
     return {
         "queue": tuple(core.queue),
         "items": Fn(items),
@@ -193,32 +199,42 @@ def delta_fifo_vars(core: DeltaFIFOCore, keys: Iterable[str]) -> dict[str, Value
     }
 
 
-def load_real_fifo(core: RealFIFOCore, state: Mapping[str, Value]) -> list[tuple[Delta, bool]]:
+def load_real_fifo(
+    core: RealFIFOCore,
+    state: Mapping[str, Value],
+    delta: Callable[[Value], Delta] = delta_from_spec,
+) -> list[tuple[Delta, bool]]:
     """Put ``core`` in the RealFIFO state named by ``log``, ``populated``,
     ``initialPopulationCount`` and ``synced``; returns the entry ``processing`` names
-    (taken by the caller, not held by the core), if any."""
+    (taken by the caller, not held by the core), if any. ``delta`` makes a spec delta
+    the code's."""
     log = state["log"]
     if not isinstance(log, tuple):
         raise TypeError(f"spec variable log should be a sequence: {log!r}")
-    core.items = deque(delta_from_spec(d) for d in log)
+    core.items = deque(delta(d) for d in log)
     _load_sync(core, state)
     taken: list[tuple[Delta, bool]] = []
     processing = state.get("processing", ())
     assert isinstance(processing, tuple)
     for entry in processing:
         assert isinstance(entry, Fn)
-        taken.append((delta_from_spec(entry["delta"]), bool(entry["initial"])))
+        taken.append((delta(entry["delta"]), bool(entry["initial"])))
     return taken
 
 
-def real_fifo_vars(core: RealFIFOCore, taken: Sequence[tuple[Delta, bool]]) -> dict[str, Value]:
-    """The RealFIFO spec variables of ``core`` plus the taken entry (``processing``)."""
+def real_fifo_vars(
+    core: RealFIFOCore,
+    taken: Sequence[tuple[Delta, bool]],
+    spec: Callable[[Delta], Value] = delta_to_spec,
+) -> dict[str, Value]:
+    """The RealFIFO spec variables of ``core`` plus the taken entry (``processing``);
+    ``spec`` makes a delta the spec's."""
     return {
-        "log": tuple(delta_to_spec(d) for d in core.items),
+        "log": tuple(spec(d) for d in core.items),
         "populated": core.populated,
         "initialPopulationCount": core.initial_population_count,
         "synced": core.synced,
-        "processing": tuple(Fn({"delta": delta_to_spec(d), "initial": i}) for d, i in taken),
+        "processing": tuple(Fn({"delta": spec(d), "initial": i}) for d, i in taken),
     }
 
 

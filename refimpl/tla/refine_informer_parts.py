@@ -40,6 +40,7 @@ from refimpl.cache.reflector import (
 )
 from refimpl.clock import FakeClock
 from refimpl.meta import DeletedFinalStateUnknown, ListOptions, ListResult, Object
+from refimpl.tla.refine_fifo import delta_from_spec, delta_to_spec
 from refimpl.tla.values import Fn, Value
 from refimpl.watch import WatchEvent
 
@@ -51,6 +52,7 @@ __all__ = [
     "Park",
     "PendingWatch",
     "ScriptedListerWatcher",
+    "SpecValues",
     "SwitchStore",
     "ViewHandler",
     "call_of",
@@ -184,6 +186,53 @@ def to_notification(note: Value) -> Notification:
     if kind == "update":
         return UpdateNotification(obj, obj)
     return AddNotification(obj, False)
+
+
+class SpecValues:
+    """The code's form of the spec values a rebuild loads (rvs in code numbering), each
+    made once: a graph's tens of thousands of states hold a few hundred distinct
+    deltas, notifications and objects, and each state is rebuilt several times. What
+    is made is immutable (Delta, Object, the notifications and HandlerCall are frozen),
+    so the rebuilds share it; the maps they change are handed out as copies."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, Value], object] = {}
+        self._spec: dict[Delta, Value] = {}
+
+    def _once(self, kind: str, value: Value, make: Callable[[Value], object]) -> object:
+        found = self._made.get((kind, value))
+        if found is None:
+            found = self._made[(kind, value)] = make(value)
+        return found
+
+    def delta(self, value: Value) -> Delta:
+        """A spec delta (spec rvs) as the code's."""
+        return cast(Delta, self._once("delta", value, lambda v: delta_from_spec(shift_rvs(v, 1))))
+
+    def spec_delta(self, delta: Delta) -> Value:
+        """The inverse of :meth:`delta`: a code delta as the spec's (spec rvs)."""
+        found = self._spec.get(delta)
+        if found is None:
+            found = self._spec[delta] = shift_rvs(delta_to_spec(delta), -1)
+        return found
+
+    def notification(self, value: Value) -> Notification:
+        """A spec notification (spec rvs) as a listener entry."""
+        made = self._once("note", value, lambda v: to_notification(shift_rvs(v, 1)))
+        return cast(Notification, made)
+
+    def call(self, value: Value) -> HandlerCall:
+        """A spec note (spec rvs) as a recorded handler call (:func:`call_of`)."""
+        return cast(HandlerCall, self._once("call", value, lambda v: call_of(shift_rvs(v, 1))))
+
+    def stored(self, key: str, rv: int) -> Object:
+        """The indexer's object for ``key`` at code rv ``rv``."""
+        made = self._once("object", (key, rv), lambda _: Object(name=key, resource_version=str(rv)))
+        return cast(Object, made)
+
+    def rv_map(self, value: Value) -> dict[str, int]:
+        """A fresh copy of :func:`spec_rv_map` ``(value, 0)`` (a handler changes it)."""
+        return dict(cast(dict[str, int], self._once("rvs", value, lambda v: spec_rv_map(v, 0))))
 
 
 class ViewHandler:

@@ -65,8 +65,6 @@ from refimpl.clock import FakeClock
 from refimpl.meta import ListResult, Object
 from refimpl.tla.refine_fifo import (
     delta_fifo_vars,
-    delta_from_spec,
-    delta_to_spec,
     load_delta_fifo,
     load_real_fifo,
     real_fifo_vars,
@@ -76,17 +74,15 @@ from refimpl.tla.refine_informer_parts import (
     NeverStop,
     PendingWatch,
     ScriptedListerWatcher,
+    SpecValues,
     SwitchStore,
     ViewHandler,
-    call_of,
-    shift_rvs,
     spec_key,
     spec_note,
     spec_note_of,
     spec_object_rv,
     spec_rv,
     spec_rv_map,
-    to_notification,
 )
 from refimpl.tla.values import Fn, Value
 from refimpl.watch import BOOKMARK, ERROR, WatchEvent
@@ -119,6 +115,8 @@ class InformerStates:
     process: ProcessFunc = process_deltas
     server_factory: type[ApiServerCore] = ApiServerCore
     reflector_core_factory: type[ReflectorCore] = ReflectorCore
+    #: The spec values the builds load, in the code's form (made once per value).
+    values: SpecValues = attrs.field(factory=SpecValues, init=False, eq=False, repr=False)
     #: The informer's resync period (its handlers' and the reflector's check period):
     #: 0, never, but for InformerResync.tla's mapping.
     resync_period: ClassVar[float] = 0.0
@@ -255,11 +253,11 @@ class InformerStates:
     def _load_processing(self, built: BuiltInformer, state: Mapping[str, Value]) -> None:
         """What processing holds between its steps: the popped deltas (DELTA), the
         recorded handler calls, and whether the taken entry is written (atomic)."""
-        popped = shift_rvs(state.get("popped", ()), 1)
-        outbox = shift_rvs(state.get("outbox", ()), 1)
+        popped = state.get("popped", ())
+        outbox = state.get("outbox", ())
         assert isinstance(popped, tuple) and isinstance(outbox, tuple)
-        built.popped = [delta_from_spec(d) for d in popped]
-        built.outbox = [call_of(n) for n in outbox]
+        built.popped = [self.values.delta(d) for d in popped]
+        built.outbox = [self.values.call(n) for n in outbox]
         built.written = bool(state.get("written", False))
 
     def initial_state(self) -> dict[str, Value]:
@@ -334,13 +332,14 @@ class InformerStates:
         watch.wire.extend(events)
 
     def _listener(self, state: Mapping[str, Value]) -> ProcessorListener:
-        handler = ViewHandler(spec_rv_map(state["view"], 0), spec_rv_map(state["lastRV"], 0))
+        values = self.values
+        handler = ViewHandler(values.rv_map(state["view"]), values.rv_map(state["lastRV"]))
         period = self.resync_period
         listener = ProcessorListener(handler, period, period, 0.0, name="replay")
-        notes = shift_rvs(state["notifications"], 1)
+        notes = state["notifications"]
         assert isinstance(notes, tuple)
         for note in notes:
-            listener.pending.append(to_notification(note))
+            listener.pending.append(values.notification(note))
         return listener
 
     def _load_fifo_and_store(
@@ -348,13 +347,12 @@ class InformerStates:
     ) -> None:
         stored = {k: rv for k, rv in spec_rv_map(state["store"], 1).items() if rv}
         for key in order if order is not None else sorted(stored):
-            built.informer.indexer.add(Object(name=key, resource_version=str(stored[key])))
-        shifted = {k: shift_rvs(v, 1) for k, v in state.items()}
+            built.informer.indexer.add(self.values.stored(key, stored[key]))
         fifo = built.informer.fifo_core
         if isinstance(fifo, DeltaFIFOCore):
-            load_delta_fifo(fifo, shifted)
+            load_delta_fifo(fifo, state, self.values.delta)
         else:
-            built.taken = load_real_fifo(fifo, shifted)
+            built.taken = load_real_fifo(fifo, state, self.values.delta)
 
     # -- reading back ---------------------------------------------------------------
 
@@ -390,16 +388,16 @@ class InformerStates:
             state["faults"] = built.faults
             state["bookmarks"] = built.bookmarks
         if self.mode is FifoMode.DELTA:
-            state["popped"] = tuple(shift_rvs(delta_to_spec(d), -1) for d in built.popped)
+            state["popped"] = tuple(self.values.spec_delta(d) for d in built.popped)
         else:
             state["written"] = built.written
         fifo = built.informer.fifo_core
         fifo_state = (
-            delta_fifo_vars(fifo, self.keys)
+            delta_fifo_vars(fifo, self.keys, self.values.spec_delta)
             if isinstance(fifo, DeltaFIFOCore)
-            else real_fifo_vars(fifo, built.taken)
+            else real_fifo_vars(fifo, built.taken, self.values.spec_delta)
         )
-        state.update({k: shift_rvs(v, -1) for k, v in fifo_state.items()})
+        state.update(fifo_state)
         return state
 
     @staticmethod

@@ -99,18 +99,93 @@ class DrivableGraph:
 
     def path_to_untaken(self, start: int, taken: TakenEdges) -> list[DrivenEdge] | None:
         """Shortest path from ``start`` ending in a step that covers an untaken edge."""
-        path = self.search(start, lambda state: taken.open_from[state] > 0)
+        path = self._nearest_open(start, taken)
         if path is None:
             return None
         here = path[-1].target if path else start
         return [*path, next(s for s in self.out[here] if taken.is_open(s))]
 
-    def distances_to(self, goal: int) -> dict[int, int]:
-        """Steps from each node that reaches ``goal`` to it (breadth first, backwards)."""
+    def _nearest_open(self, start: int, taken: TakenEdges) -> list[DrivenEdge] | None:
+        """:meth:`search` for a state with an open step, the same path, visiting fewer
+        states: late in a walk the open states are few and far, and a plain search
+        visited hundreds per call (most of a paused informer walk's time). Each node
+        has a floor, a lower bound on its distance to an open state (its distance when
+        last computed: distances only grow as steps close). A search for a path of at
+        most ``limit`` steps skips a node reached in ``depth`` steps whose ``depth +
+        floor`` exceeds it: such a node lies on no shortest path to an open state, and
+        every node that does, and the step that first reaches it, is kept in the same
+        order, so the first open state reached is the one :meth:`search` returns. The
+        limit starts at the start's floor and grows while nothing is found; the floors
+        are computed again once the failed searches have cost as much as that."""
+        if taken.open_from[start]:
+            return []
+        floor = taken.floor or self._floors(taken)
+        limit = floor[start]
+        while limit < len(floor):  # a floor of len(floor): no open state is reachable
+            path, work = self._search_within(start, taken.open_from, floor, limit)
+            if path is not None:
+                return path
+            taken.stale += work
+            if taken.stale > len(floor):
+                floor = self._floors(taken)
+                limit = max(limit + 1, floor[start])
+            else:
+                limit += 1
+        return None
+
+    def _search_within(
+        self, start: int, open_from: list[int], floor: list[int], limit: int
+    ) -> tuple[list[DrivenEdge] | None, int]:
+        """Breadth first from ``start`` over the nodes ``depth + floor <= limit``: the
+        path to the first open state reached, and how many steps were looked at."""
+        back: dict[int, DrivenEdge | None] = {start: None}
+        level = [start]
+        depth = work = 0
+        while level and depth < limit:
+            depth += 1
+            reached: list[int] = []
+            for here in level:
+                for step in self.out[here]:
+                    target = step.target
+                    work += 1
+                    if target in back or depth + floor[target] > limit:
+                        continue
+                    back[target] = step
+                    if open_from[target]:
+                        return self.path_in(back, target), work
+                    reached.append(target)
+            level = reached
+        return None, work
+
+    def _floors(self, taken: TakenEdges) -> list[int]:
+        """Each node's distance to the nearest state with an open step (breadth first,
+        backwards from all of them); ``len(self.out)`` where there is none."""
+        self._predecessors()
+        assert self.into is not None
+        none = len(self.out)
+        floor = [none] * none
+        todo = deque(i for i, n in enumerate(taken.open_from) if n)
+        for i in todo:
+            floor[i] = 0
+        while todo:
+            here = todo.popleft()
+            for before in self.into[here]:
+                if floor[before] == none:
+                    floor[before] = floor[here] + 1
+                    todo.append(before)
+        taken.floor, taken.stale = floor, 0
+        return floor
+
+    def _predecessors(self) -> None:
         if self.into is None:
             self.into = [[] for _ in self.out]
             for step in self.steps:
                 self.into[step.target].append(step.source)
+
+    def distances_to(self, goal: int) -> dict[int, int]:
+        """Steps from each node that reaches ``goal`` to it (breadth first, backwards)."""
+        self._predecessors()
+        assert self.into is not None
         dist = {goal: 0}
         todo = deque([goal])
         while todo:
@@ -135,6 +210,10 @@ class TakenEdges:
         self.left: dict[DrivenEdge, int] = {}
         self.steps_of: dict[int, list[DrivenEdge]] = {}
         self.open_from = [0] * len(graph.out)
+        #: DrivableGraph's floors (distances to an open state, when last computed: they
+        #: only grow) and the work searches have spent since (see _nearest_open)
+        self.floor: list[int] | None = None
+        self.stale = 0
         for step in graph.steps:
             self.left[step] = len(set(step.covers))
             if self.left[step]:  # a step covering no edge (the informer's pause) is never open
