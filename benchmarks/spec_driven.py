@@ -8,7 +8,7 @@
 For every bug in adapters/broken/bugs.py whose component a graphed model drives
 (queue and delaying_queue: WorkQueue; delta_fifo: DeltaFIFO; real_fifo: RealFIFO and
 RealFIFOAtomic; informer: Informer and InformerAtomic, paused where the adapter can
-pause), ``refimpl conform --from-spec`` runs that model against the broken
+pause; store: Indexer), ``refimpl conform --from-spec`` runs that model against the broken
 adapter: the table says whether a deviation was found, after how many steps and
 requests (the walk's, before shortening), how long it took, the length of the reported
 path (after shortening) and the spec action it fails at. Then the reference
@@ -66,6 +66,7 @@ MODELS = {
     "delta_fifo": ["DeltaFIFO", "DeltaFIFONoReplaced"],
     "real_fifo": ["RealFIFO", "RealFIFOAtomic"],
     "informer": ["Informer", "InformerAtomic", "InformerResync"],
+    "store": ["Indexer"],
 }
 #: What tests/test_spec_driven.py reads (``--write-pins``).
 PINS = ROOT / "tests" / "pins" / "walks.json"
@@ -416,7 +417,8 @@ def _with_planner(mapping: SpecMapping, planned: bool) -> SpecMapping:
 
 def _table(header: list[str], rows: list[list[str]], markdown: bool) -> str:
     rows = [r + [""] * (len(header) - len(r)) for r in rows]
-    if markdown:
+    if markdown:  # a cell's pipes (TLA+ functions, [a |-> 0]) escaped
+        rows = [[c.replace("|", "\\|") for c in r] for r in rows]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]

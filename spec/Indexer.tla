@@ -21,9 +21,10 @@
 (* Left out: several index functions (each is maintained on its own, the  *)
 (* same way), AddIndexers after items exist, the resource version, index  *)
 (* functions that fail, and the reads (ByIndex, Index, IndexKeys): the    *)
-(* replay reads the index back whole in every state instead.  No trace    *)
-(* module or spec walk covers this spec yet (docs/07 says what each would *)
-(* take).                                                                 *)
+(* replay reads the index back whole in every state instead.  The spec   *)
+(* walk (refimpl/conformance/walks/indexer_mapping.py) drives it over the  *)
+(* protocol's store; no trace module covers it yet (docs/07 says what one *)
+(* would take).                                                           *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, Sequences
 

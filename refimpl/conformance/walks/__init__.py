@@ -19,5 +19,6 @@ Modules, from the entry point down:
   ``SpecMapping``, and shared parts), :mod:`~refimpl.conformance.walks.workqueue_mapping`,
   :mod:`~refimpl.conformance.walks.fifo_mapping`,
   :mod:`~refimpl.conformance.walks.informer_mapping`,
-  :mod:`~refimpl.conformance.walks.informer_resync_mapping`.
+  :mod:`~refimpl.conformance.walks.informer_resync_mapping`,
+  :mod:`~refimpl.conformance.walks.indexer_mapping`.
 """

@@ -15,6 +15,7 @@ from refimpl.conformance.walks.fifo_mapping import (
     REAL_FIFO,
     REAL_FIFO_ATOMIC,
 )
+from refimpl.conformance.walks.indexer_mapping import INDEXER
 from refimpl.conformance.walks.informer_mapping import INFORMER, INFORMER_ATOMIC
 from refimpl.conformance.walks.informer_resync_mapping import INFORMER_RESYNC
 from refimpl.conformance.walks.spec_mapping import SpecMapping
@@ -32,6 +33,7 @@ SPEC_MAPPINGS: dict[str, SpecMapping] = {
     INFORMER.model: INFORMER,
     INFORMER_ATOMIC.model: INFORMER_ATOMIC,
     INFORMER_RESYNC.model: INFORMER_RESYNC,
+    INDEXER.model: INDEXER,
 }
 
 #: Graphed models no walk drives (the code replay, ``refimpl spec replay``, covers them).
@@ -43,9 +45,5 @@ NOT_WALKED: dict[str, str] = {
     "ControllerReplay": (
         "the protocol has no controller component: workers and reconciles would be "
         "the harness's own"
-    ),
-    "Indexer": (
-        "no request mapping yet: the store component's writes and index reads "
-        "(by_index, index_keys) could drive it; the mapping is not written"
     ),
 }

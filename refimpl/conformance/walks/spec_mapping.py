@@ -13,6 +13,7 @@ mappings themselves, one module per spec family, owning no state:
 * :mod:`~refimpl.conformance.walks.informer_mapping` (spec/Informer.tla,
   spec/InformerAtomic.tla);
 * :mod:`~refimpl.conformance.walks.informer_resync_mapping` (spec/InformerResync.tla);
+* :mod:`~refimpl.conformance.walks.indexer_mapping` (spec/Indexer.tla);
 
 and :data:`refimpl.conformance.walks.models.SPEC_MAPPINGS` names them by model. For every
 model whose component the protocol has, a mapping says:
