@@ -295,7 +295,15 @@ def test_the_reference_adapter_refuses_an_unmodelled_release(
 
 
 REFERENCE = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
-SETTINGS = {"components": ["informer"], "budget": 6.0, "shrink_budget": 6.0, "seed": 3}
+#: Shrunk by replay only: what is asserted is which findings there are, not how short
+#: Hypothesis gets them (its shrinking took half of the test's time).
+SETTINGS = {
+    "components": ["informer"],
+    "budget": 6.0,
+    "shrink_budget": 6.0,
+    "quick_shrink": True,
+    "seed": 3,
+}
 
 
 def test_a_1_17_adapter_passes_as_1_17_and_differs_from_the_newest(tmp_path: Path) -> None:
