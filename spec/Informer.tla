@@ -30,6 +30,7 @@
 (*                                                                         *)
 (* Models (spec/models.json): MCInformer, 2 keys and 3 writes, whose graph *)
 (* the code is replayed over; MCInformerLarge (3 keys, 3 writes) and       *)
+(* MCInformer3 (the same under SYMMETRY, safety only), checked by default; *)
 (* MCInformerLonger (2 keys, 4 writes), checked once; and one-action       *)
 (* mutants (MCInformer<Mutation>.tla) that break each invariant and        *)
 (* property MCInformer.cfg checks, TypeOK included.                        *)
