@@ -13,12 +13,14 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -39,6 +41,16 @@ func wireFlags(args []string) (component, error) {
 			return component{}, fmt.Errorf("--quiescence takes a positive number of seconds")
 		}
 		quiescence = q
+	}
+	// informer.go's gates answer the scripted informer's generation (WatchListClient off
+	// unless asked); the wire informer runs with client-go's own defaults.
+	for _, g := range []struct {
+		gate *atomic.Bool
+		key  clientfeatures.Feature
+	}{{&gates.inOrder, clientfeatures.InOrderInformers},
+		{&gates.atomicFIFO, clientfeatures.AtomicFIFO},
+		{&gates.wl, clientfeatures.WatchListClient}} {
+		g.gate.Store(gates.base.Enabled(g.key))
 	}
 	return wireComponent(quiescence), nil
 }
