@@ -388,8 +388,18 @@ func (a *adapter) respond(text []byte) []byte {
 	return line
 }
 
+// usage: bin/adapter [--wire [--quiescence SECONDS]]; --wire offers only the wire-mode
+// informer (wire.go), --quiescence the convergence bound it declares.
 func main() {
 	a := newAdapter()
+	if len(os.Args) > 1 {
+		wire, err := wireFlags(os.Args[1:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "usage: adapter [--wire [--quiescence SECONDS]]:", err)
+			os.Exit(2)
+		}
+		a.components = map[string]component{"informer": wire}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20+2)
 	out := bufio.NewWriter(os.Stdout)
