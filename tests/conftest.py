@@ -110,6 +110,20 @@ def in_thread() -> Callable[[Callable[[], Any], str], BackgroundCall]:
 
 
 @pytest.fixture
+def no_thread_left() -> Iterator[None]:
+    """Fails the test when a thread it started is still running a few seconds after it
+    ended. The grace is for threads that are ending, not leaking: an adapter's stderr
+    reader returns once the killed child's pipe reaches EOF, a moment after close."""
+    before = set(threading.enumerate())
+    yield
+    left = set(threading.enumerate()) - before
+    for thread in left:
+        thread.join(timeout=5.0)
+    alive = [t.name for t in left if t.is_alive()]
+    assert alive == [], alive
+
+
+@pytest.fixture
 def shut_down_later() -> Iterator[Callable[[_ShutDownable], None]]:
     queues: list[_ShutDownable] = []
     yield queues.append

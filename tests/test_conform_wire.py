@@ -9,8 +9,6 @@ readers left no thread behind. Seeds are fixed; a plan is a function of its seed
 from __future__ import annotations
 
 import sys
-import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,13 +17,6 @@ from refimpl.conformance.wire.run import FAULTS, WireRun, plan, run_wire
 from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 
 ADAPTER = [sys.executable, "-m", "refimpl.conformance.wire.adapter"]
-
-
-@pytest.fixture
-def no_leak() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    assert set(threading.enumerate()) - before == set()
 
 
 def _run(seed: int, *flags: str, steps: int = 15, timeout: float = 5.0) -> tuple[int, str]:
@@ -61,19 +52,19 @@ def test_a_plan_is_a_function_of_its_seed_and_writes_only_what_exists() -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_reference_wire_adapter_passes(seed: int, no_leak: None) -> None:
+def test_the_reference_wire_adapter_passes(seed: int, no_thread_left: None) -> None:
     rc, out = _run(seed)
     assert rc == EXIT_OK, out
     assert f"seed {seed}" in out and "PASS" in out
 
 
-def test_a_handler_run_before_its_store_write_is_inf_1(no_leak: None) -> None:
+def test_a_handler_run_before_its_store_write_is_inf_1(no_thread_left: None) -> None:
     rc, out = _run(1, "--break", "notify-first")
     assert rc == EXIT_FAILED, out
     assert "INF-1 store before notify" in out
 
 
-def test_an_informer_that_drops_deleted_events_never_converges_inf_3(no_leak: None) -> None:
+def test_an_informer_that_drops_deleted_events_never_converges_inf_3(no_thread_left: None) -> None:
     seed = _fault_free_seed_with_a_ghost(8)
     rc, out = _run(seed, "--break", "ignore-deleted", "--quiescence", "1", steps=8)
     assert rc == EXIT_FAILED, out
@@ -81,13 +72,13 @@ def test_an_informer_that_drops_deleted_events_never_converges_inf_3(no_leak: No
     assert "is a ghost" in out
 
 
-def test_a_hung_adapter_is_inconclusive(no_leak: None) -> None:
+def test_a_hung_adapter_is_inconclusive(no_thread_left: None) -> None:
     rc, out = _run(1, "--break", "hang", steps=3, timeout=1.0)
     assert rc == EXIT_INCONCLUSIVE, out
     assert "INCONCLUSIVE" in out and "PASS" not in out and "INF-" not in out
 
 
-def test_an_adapter_without_wire_is_refused(no_leak: None) -> None:
+def test_an_adapter_without_wire_is_refused(no_thread_left: None) -> None:
     lines: list[str] = []
     command = [sys.executable, "-m", "refimpl.conformance.reference.adapter"]
     rc = run_wire(WireRun(command, 1, 3), lines.append)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,16 +24,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def no_leak() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    left = set(threading.enumerate()) - before
-    assert left == set(), [t.name for t in left]
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_client_go_passes_over_the_wire(seed: int, no_leak: None) -> None:
+def test_client_go_passes_over_the_wire(seed: int, no_thread_left: None) -> None:
     lines: list[str] = []
     rc = run_wire(WireRun([str(ADAPTER), "--wire"], seed), lines.append)
     out = "\n".join(lines)
