@@ -221,6 +221,7 @@ HIDDEN = {
     "Informer": (),
     "InformerAtomic": (),
     "InformerResync": (),
+    "Indexer": (),
 }
 
 
