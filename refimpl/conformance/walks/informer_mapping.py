@@ -329,11 +329,17 @@ class InformerMapping(MappingDefaults):
             )
         return None
 
+    def first_handler(self) -> tuple[str, float | None]:
+        """The handler registered before ``start``: its name and resync period."""
+        return HANDLER, None
+
     def setup(self, graph: StateGraph) -> list[Check]:
         idle = {"waiting": {"op": "idle"}, "has_synced": False, "cache": [], "calls": []}
+        name, period = self.first_handler()
         return [
             Check(
-                call_request("add_handler", name=HANDLER, raises=False, resync=None), lambda s: idle
+                call_request("add_handler", name=name, raises=False, resync=period),
+                lambda s: idle,
             ),
             Check(
                 call_request("start"),

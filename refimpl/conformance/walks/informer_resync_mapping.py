@@ -131,19 +131,8 @@ class InformerResyncMapping(InformerMapping):
             )
         return super().refuses(caps)
 
-    def setup(self, graph: StateGraph) -> list[Check]:
-        idle = {"waiting": {"op": "idle"}, "has_synced": False, "cache": [], "calls": []}
-        return [
-            Check(
-                call_request("add_handler", name="h1", raises=False, resync=H1_PERIOD),
-                lambda s: idle,
-            ),
-            Check(
-                call_request("start"),
-                lambda s: self._observation(s, []),
-                lambda s, answer: self._observed(s, [], answer),
-            ),
-        ]
+    def first_handler(self) -> tuple[str, float | None]:
+        return "h1", H1_PERIOD
 
     # -- which edges a step covers ------------------------------------------------------
 
