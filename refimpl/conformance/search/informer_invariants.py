@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["InformerChecker", "observation_problem"]
+__all__ = ["InformerChecker", "observation_problem", "state_diff"]
 
 WAITING_OPS = frozenset({"idle", "list", "watch", "watching", "sleeping"})
 CALL_KINDS = frozenset({"add", "update", "delete"})
@@ -124,7 +124,9 @@ class InformerChecker:
         self.lists_given += 1
         self.expired = False
 
-    def _record_request(self, request: dict[str, Any]) -> None:
+    def record_request(self, request: dict[str, Any]) -> None:
+        """Take in what a request gives the informer (handlers, start, the harness's
+        list and watch answers, time) before its answer is checked."""
         op = request.get("op")
         if op == "advance":
             seconds = request.get("seconds")
@@ -178,18 +180,19 @@ class InformerChecker:
     def check(self, request: dict[str, Any], response: dict[str, Any]) -> list[str]:
         if "result" not in response:
             return []
-        self._record_request(request)
+        self.record_request(request)
         out: list[str] = []
         result = response["result"]
         if request.get("op") != "call" or not isinstance(result, dict):
             return out
         for call in result.get("calls", []):
-            out.extend(self._check_call(call))
+            out.extend(self.check_call(call))
         out.extend(self._check_waiting(result["waiting"]))
         out.extend(self._check_state(result))
         return out
 
-    def _check_call(self, call: dict[str, Any]) -> list[str]:
+    def check_call(self, call: dict[str, Any]) -> list[str]:
+        """The findings for one handler call, against what was given so far."""
         handler, kind, key, rv = call["handler"], call["kind"], call["key"], call["rv"]
         where = f"{handler}.on_{kind}({key}@{rv or '?'})"
         if handler not in self.handlers:
@@ -297,15 +300,16 @@ class InformerChecker:
         if self.paused:
             return out
         if cache != self.given:
-            out.append("INF-3 the cache is what it was given: " + _diff(cache, self.given))
+            out.append("INF-3 the cache is what it was given: " + state_diff(cache, self.given))
         for handler in sorted(self.views):
             view = self.views[handler]
             if view != cache and cache == self.given:
-                out.append(f"INF-3 no lost notification: {handler} saw " + _diff(view, self.given))
+                lost = state_diff(view, self.given)
+                out.append(f"INF-3 no lost notification: {handler} saw {lost}")
         return out
 
 
-def _diff(have: dict[str, Any], want: dict[str, Any]) -> str:
+def state_diff(have: dict[str, Any], want: dict[str, Any]) -> str:
     parts: list[str] = []
     for key in sorted(set(have) | set(want)):
         if key not in want:

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 import attrs
 
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
-from refimpl.conformance.search.informer_invariants import InformerChecker
+from refimpl.conformance.search.informer_invariants import InformerChecker, state_diff
 from refimpl.meta import Object
 from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_NOT_RUN, EXIT_OK
 from refimpl.wire.cli import write_kubeconfig
@@ -110,7 +110,7 @@ class _Run:
 
     def call(self, method: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         request = {"op": "call", "instance": "i", "method": method, "args": args or {}}
-        self.checker._record_request(request)  # handlers added, start
+        self.checker.record_request(request)  # handlers added, start
         response = self.adapter.request(request, self.settings.timeout)
         if "error" in response:
             raise AdapterFailure(f"{method} answered error: {response['error']}")
@@ -122,7 +122,7 @@ class _Run:
         if not isinstance(result, dict) or not isinstance(result.get("calls"), list):
             raise AdapterFailure(f"not an observation: {result!r}"[:300])
         for call in result["calls"]:
-            self.findings.extend(self.checker._check_call(self._lagged(call)))
+            self.findings.extend(self.checker.check_call(self._lagged(call)))
             self.calls_checked += 1
         synced = result.get("has_synced") is True
         if self.synced and not synced:
@@ -185,18 +185,6 @@ class _Run:
             time.sleep(POLL)
 
 
-def _diff(have: dict[str, int], want: dict[str, int]) -> str:
-    parts = []
-    for key in sorted(set(have) | set(want)):
-        if key not in want:
-            parts.append(f"{key}@{have[key]} is a ghost")
-        elif key not in have:
-            parts.append(f"{key}@{want[key]} is missing")
-        elif have[key] != want[key]:
-            parts.append(f"{key} at rv {have[key]}, the server's {want[key]}")
-    return "; ".join(parts)
-
-
 def _not_converged(
     waited: float,
     cache: dict[str, int],
@@ -206,10 +194,10 @@ def _not_converged(
 ) -> str:
     head = f"INF-3 convergence (liveness): after {waited:.1f} s of quiet"
     if cache != want:
-        return f"{head} the cache is not the server's state: {_diff(cache, want)}"
+        return f"{head} the cache is not the server's state: {state_diff(cache, want)}"
     for handler, view in sorted(views.items()):
         if view != want:
-            return f"{head} {handler} saw {_diff(view, want)} (a lost notification)"
+            return f"{head} {handler} saw {state_diff(view, want)} (a lost notification)"
     return f"{head} has_synced is {synced} with the whole state cached"
 
 
