@@ -8,11 +8,15 @@ readers left no thread behind. Seeds are fixed; a plan is a function of its seed
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
+import attrs
 import pytest
 
 from refimpl.conformance.cli import main
+from refimpl.conformance.search.triage import DIFFERS, SAME
 from refimpl.conformance.wire.run import FAULTS, WireRun, plan, run_wire
 from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 
@@ -96,3 +100,41 @@ def test_the_command_line_runs_the_wire_mode(capsys: pytest.CaptureFixture[str])
 )
 def test_wire_with_what_does_not_apply_is_a_usage_error(flags: list[str]) -> None:
     assert main(["--wire", *flags, "--", *ADAPTER]) == EXIT_USAGE
+
+
+def test_json_results_name_each_distinct_finding_its_ack_and_client_gos_label(
+    tmp_path: Path, no_thread_left: None
+) -> None:
+    """``--json`` gives ``refimpl peers`` one finding per invariant (signature
+    ``informer/ID/wire``), marked by ``--known``; ``--client-go`` runs the same seed
+    against a second adapter with ``--wire`` appended and labels each finding by it."""
+    broken = [*ADAPTER, "--break", "notify-first"]
+    out = tmp_path / "results.json"
+    known = {"informer/INF-1/wire": "acknowledged here"}
+    lines: list[str] = []
+    settings = WireRun(broken, 1, 15, 5.0, json=str(out), known=known, client_go=ADAPTER)
+    assert run_wire(settings, lines.append) == EXIT_FAILED
+    results = json.loads(out.read_text())
+    assert results["wire"] is True and results["status"] == EXIT_FAILED
+    found = results["components"][0]["findings"]
+    signatures = [f["signature"] for f in found]
+    assert "informer/INF-1/wire" in signatures and len(set(signatures)) == len(signatures)
+    inf1 = found[signatures.index("informer/INF-1/wire")]
+    assert inf1["known"] == "acknowledged here"
+    # The reference's wire adapter (as "client-go") passes the same plan.
+    assert inf1["client_go"] == DIFFERS
+    assert f"client-go on the same seed: {DIFFERS}" in " ".join(" ".join(lines).split())
+    # The same broken adapter as "client-go" does the same.
+    same = attrs.evolve(settings, json=None, client_go=broken)
+    lines.clear()
+    assert run_wire(same, lines.append) == EXIT_FAILED
+    text = " ".join(" ".join(lines).split())  # the report wraps at 100 columns
+    assert f"INF-1/wire: known: acknowledged here; client-go on the same seed: {SAME}]" in text
+
+
+def test_json_results_of_a_pass_have_no_finding(tmp_path: Path, no_thread_left: None) -> None:
+    out = tmp_path / "results.json"
+    assert run_wire(WireRun(ADAPTER, 2, 5, json=str(out)), lambda _line: None) == EXIT_OK
+    results = json.loads(out.read_text())
+    assert results["status"] == EXIT_OK and results["components"][0]["findings"] == []
+    assert results["adapter"]["name"]

@@ -107,7 +107,8 @@ def test_trace_is_client_go_behaviour(manifest: Manifest, path: Path) -> None:
     ("manifest", "check"),
     checks(),
     ids=[
-        f"{m.name}-{c.component}-seed{c.seed}-{'-'.join(c.flags + c.skip) or 'plain'}"
+        f"{m.name}-{c.component}{'-wire' if c.wire else ''}-seed{c.seed}-"
+        f"{'-'.join(c.flags + c.skip) or 'plain'}"
         for m, c in checks()
     ],
 )

@@ -176,6 +176,17 @@ def test_a_malformed_manifest_is_reported(tmp_path: Path) -> None:
             [{"component": "queue", "seed": 1, "expect": "pass", "options": ["x=nope"]}],
             "NAME=JSON",
         ),
+        (
+            "checks",
+            [{"component": "queue", "seed": 1, "expect": [], "wire": True}],
+            "a wire check is an informer check",
+        ),
+        (
+            "checks",
+            [{"component": "informer", "seed": 1, "expect": [], "wire": True, "skip": ["x"]}],
+            "a wire check takes no skip",
+        ),
+        ("checks", [{"component": "informer", "seed": 1, "expect": [], "wire": 1}], "wire must"),
         ("command", [], "'command' must not be empty"),
         ("toolchains", "go", "'toolchains' must be a list of strings"),
     ],
@@ -296,3 +307,30 @@ def test_a_walk_pin_for_an_unknown_model_is_refused(tmp_path: Path) -> None:
     folder = fake_peer(tmp_path, walks={"Nope": "pass"})
     with pytest.raises(ManifestError, match="no driven model 'Nope'"):
         load_manifest(folder / "peer.json")
+
+
+def test_wire_checks_run_are_pinned_and_get_their_column(tmp_path: Path) -> None:
+    """A ``"wire": true`` check runs ``refimpl conform --wire`` with the check's flags
+    after the adapter's command; its findings are pinned by ``informer/ID/wire``
+    signatures and shown in the matrix's wire column."""
+    wire = [sys.executable, "-m", "refimpl.conformance.wire.adapter"]
+    checks = [
+        {"component": "informer", "seed": 2, "expect": [], "wire": True, "flags": ["--wire"]},
+        {
+            "component": "informer",
+            "seed": 1,
+            "expect": ["informer/INF-1/wire"],
+            "wire": True,
+            "flags": ["--break", "notify-first"],
+        },
+    ]
+    fake_peer(tmp_path, command=wire, checks=checks)
+    status, out = peers(tmp_path)
+    assert status == 0, out
+    assert "check 1/2 informer (wire, seed 2, --wire): pass ok" in out
+    assert "check 2/2 informer (wire, seed 1, --break, notify-first): INF-1 [" in out
+    doc = (tmp_path / DOC).read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith("| fake |"))
+    assert row.endswith("| pass; [INF-1](#fake-check-2) (--break, notify-first) |"), row
+    assert "refimpl conform --component informer --wire --seed 2 --timeout 10 --" in doc
+    assert "`informer/INF-1/wire` — new; client-go:" in doc

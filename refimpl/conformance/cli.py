@@ -554,7 +554,15 @@ def _wire(config: Config) -> int:
     log = open(config.log, "w", encoding="utf-8") if config.log else None  # noqa: SIM115
     try:
         settings = WireRun(
-            config.command, seed, config.steps, config.timeout, config.startup_timeout, log
+            config.command,
+            seed,
+            config.steps,
+            config.timeout,
+            config.startup_timeout,
+            log,
+            json=config.json,
+            known=dict(config.known),
+            client_go=list(config.client_go),
         )
         return run_wire(settings, lambda line: print(line, flush=True))
     finally:

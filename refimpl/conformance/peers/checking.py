@@ -48,6 +48,8 @@ from refimpl.conformance.search.config import BUDGET_ENDED, Config
 from refimpl.conformance.search.session import RunContext
 from refimpl.conformance.search.triage import CLIENT_GO_ADAPTER
 from refimpl.conformance.walks.models import SPEC_MAPPINGS
+from refimpl.conformance.wire.run import MAX_QUIESCENCE
+from refimpl.usage import EXIT_INCONCLUSIVE
 
 __all__ = [
     "PeerRun",
@@ -137,6 +139,8 @@ def check_limit(check: Check) -> float:
     """Wall-clock limit of a check's process: its budgets, generous margins. A run
     shrinks each of up to ``max_findings`` findings within its own shrink budget, which
     the search budget does not pay for (refimpl/conformance/search/run.py)."""
+    if check.wire:  # two seeded runs at most (the peer's, client-go's), each bounded
+        return 2 * (MAX_QUIESCENCE + 20 + 8 * check.timeout) + 60
     shrinking = Config.max_findings * check.shrink_budget
     return check.budget + 2 * shrinking + 4 * check.timeout + 60
 
@@ -199,6 +203,8 @@ def verdict_of_json(results: dict[str, Any]) -> tuple[str, str]:
                 ids = _ID_RE.search(message)
                 return (ids.group(1) if ids else "invariant"), message
             return "adapter failure", message
+    if results.get("wire") and results.get("status") == EXIT_INCONCLUSIVE:
+        return "inconclusive", "the adapter stopped answering"
     if results.get("status") != 0:
         return f"exit {results.get('status')}", ""
     ended = [str(c["note"]) for c in components if BUDGET_ENDED in str(c.get("note", ""))]

@@ -61,6 +61,7 @@ CHECK_DEFAULTS: dict[str, Any] = {
     "max_examples": 300,
     "timeout": 10,
     "exact": False,
+    "wire": False,
     "note": "",
 }
 
@@ -97,11 +98,17 @@ class Check:
     max_examples: int = 300
     timeout: float = 10
     exact: bool = False
+    #: ``refimpl conform --wire``: the informer over HTTP (docs/wire.md); its adapter
+    #: command takes the check's ``flags`` (``--wire`` for the adapters that have one).
+    wire: bool = False
     #: Free text shown with the check in docs/peers.md (why this seed, what it shows).
     note: str = ""
 
     def conform_options(self) -> list[str]:
         """The ``refimpl conform`` options of this check (before ``--``)."""
+        if self.wire:  # a seeded plan, no search: the budgets do not apply
+            wire = ["--component", "informer", "--wire", "--seed", str(self.seed)]
+            return [*wire, "--timeout", _num(self.timeout)]
         args = ["--component", self.component, "--seed", str(self.seed)]
         args += ["--budget", _num(self.budget), "--shrink-budget", _num(self.shrink_budget)]
         args += ["--max-examples", str(self.max_examples), "--timeout", _num(self.timeout)]
@@ -130,7 +137,7 @@ class Check:
 
     def variant(self) -> str:
         """What sets this check apart from a plain seeded run, for tables."""
-        parts = [f"seed {self.seed}", *self.flags]
+        parts = [*(["wire"] if self.wire else []), f"seed {self.seed}", *self.flags]
         parts += [f"--skip {m}" for m in self.skip]
         parts += [f"--option {o}" for o in self.options]
         return ", ".join(parts)
@@ -221,6 +228,7 @@ def _check(raw: Any, where: str) -> Check:
         raise ManifestError(f"{where}.exact must be true or false")
     if not isinstance(values["note"], str):
         raise ManifestError(f"{where}.note must be a string")
+    _check_wire(values, component, where)
     options = _strings(values["options"], f"{where}.options")
     for option in options:
         name, sep, value = option.partition("=")
@@ -242,8 +250,21 @@ def _check(raw: Any, where: str) -> Check:
         max_examples=max_examples,
         timeout=_number(values["timeout"], f"{where}.timeout"),
         exact=values["exact"],
+        wire=values["wire"],
         note=values["note"],
     )
+
+
+def _check_wire(values: dict[str, Any], component: str, where: str) -> None:
+    """A wire check runs the informer's seeded wire plan: no search options apply."""
+    if not isinstance(values["wire"], bool):
+        raise ManifestError(f"{where}.wire must be true or false")
+    if not values["wire"]:
+        return
+    if component != "informer":
+        raise ManifestError(f"{where}: a wire check is an informer check")
+    if values["skip"] or values["options"] or values["exact"]:
+        raise ManifestError(f"{where}: a wire check takes no skip, options or exact")
 
 
 def load_manifest(path: Path) -> Manifest:

@@ -126,9 +126,11 @@ def _matrix(
         "invariant ID of a finding (or *difference*: an answer that departs from the "
         "reference), *not offered* (the adapter's `hello` does not list it) or *not checked* "
         "(offered, no check in the manifest). A verdict that differs from its pin is in bold "
-        "with the pin in brackets.",
+        "with the pin in brackets. The last column is the informer over HTTP "
+        "([wire.md](wire.md)): the peer's own REST client against refimpl's API server; "
+        "*no wire adapter* where the peer's adapter has no `--wire` mode.",
         "",
-        *_table_head(COMPONENTS),
+        *_table_head([*COMPONENTS, WIRE_COLUMN]),
     ]
     problems: list[str] = []
     for m in manifests:
@@ -138,14 +140,19 @@ def _matrix(
         seen = peers.get(m.name, {})
         if "problem" in seen or "hello" not in seen:
             problems.append(f"{m.name}: {seen.get('problem', 'not run')}")
-            lines.append(_table_row(m.name, ["?"] * len(COMPONENTS)))
+            lines.append(_table_row(m.name, ["?"] * (len(COMPONENTS) + 1)))
             continue
         cells = [_matrix_cell(root, m, component, seen) for component in COMPONENTS]
+        cells.append(_matrix_cell(root, m, WIRE_COLUMN, seen))
         lines.append(_table_row(m.name, cells))
     if problems:
         lines += ["", "Peers that could not be checked:", ""]
         lines += [f"- {p}" for p in problems]
     return lines
+
+
+#: The matrix's column of the wire checks (``"wire": true`` in peer.json).
+WIRE_COLUMN = "informer (wire)"
 
 
 def _table_head(columns: Collection[str]) -> list[str]:
@@ -158,14 +165,18 @@ def _table_row(name: str, cells: Sequence[str]) -> str:
 
 
 def _matrix_cell(root: Path, m: Manifest, component: str, seen: Observed) -> str:
-    """One peer's cell for one component: its checks' verdicts, or why there are none."""
+    """One peer's cell for one component (or :data:`WIRE_COLUMN`): its checks'
+    verdicts, or why there are none."""
+    wire = component == WIRE_COLUMN
     found = [
         _cell(check, seen.get("checks", {}).get(check_key(m, check, root)), f"{m.name}-check-{n}")
         for n, check in enumerate(m.checks, 1)
-        if check.component == component
+        if check.wire == wire and (wire or check.component == component)
     ]
     if found:
         return "; ".join(found)
+    if wire:
+        return "no wire adapter"
     if component in seen["hello"]["components"]:
         return "not checked"
     return "not offered"
@@ -181,7 +192,8 @@ def as_pinned(check: Check, observed: dict[str, Any] | None) -> bool:
 
 def _cell(check: Check, observed: dict[str, Any] | None, anchor: str) -> str:
     verdict = observed["verdict"] if observed else "not run"
-    variant = [*check.flags, *(f"skip {m}" for m in check.skip), *check.options]
+    flags = [f for f in check.flags if not (check.wire and f == "--wire")]  # the column says it
+    variant = [*flags, *(f"skip {m}" for m in check.skip), *check.options]
     shown = verdict
     found = len(observed.get("findings", [])) if observed else 0
     if observed and verdict != "pass":

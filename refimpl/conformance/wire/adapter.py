@@ -198,7 +198,9 @@ class WireAdapter:
 
 
 USAGE = (
-    "usage: python -m refimpl.conformance.wire.adapter [--break MODE] [--quiescence SECONDS]\n"
+    "usage: python -m refimpl.conformance.wire.adapter [--wire] [--break MODE] "
+    "[--quiescence SECONDS]\n"
+    "  --wire                accepted and ignored (always wire: the peers' adapters take it)\n"
     f"  --break MODE          a broken adapter: {', '.join(BREAKS)}\n"
     "  --quiescence SECONDS  the convergence bound declared (default: the harness's)"
 )
@@ -210,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     quiescence: float | None = None
     try:
         while args:
+            if args[0] == "--wire":  # what --client-go's wire run appends (wire/results.py)
+                args.pop(0)
+                continue
             flag, value = args.pop(0), args.pop(0)
             if flag == "--break" and value in BREAKS:
                 broken = value

@@ -30,6 +30,13 @@ import attrs
 
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.search.informer_invariants import InformerChecker, state_diff
+from refimpl.conformance.wire.results import (
+    WireFinding,
+    distinct,
+    label_for,
+    results_json,
+    write_results,
+)
 from refimpl.meta import Object
 from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_NOT_RUN, EXIT_OK
 from refimpl.wire.cli import write_kubeconfig
@@ -71,6 +78,12 @@ class WireRun:
     timeout: float = 5.0
     startup_timeout: float = 20.0
     log: TextIO | None = None
+    #: ``--json``: where the results go (refimpl/conformance/wire/results.py).
+    json: str | None = None
+    #: ``--known``: acknowledged signatures -> their notes.
+    known: dict[str, str] = attrs.field(factory=dict)
+    #: ``--client-go``: client-go's adapter command (empty: do not ask it).
+    client_go: list[str] = attrs.field(factory=list)
 
 
 def plan(seed: int, steps: int) -> list[dict[str, Any]]:
@@ -105,6 +118,10 @@ class _Run:
         self.findings: list[str] = []
         self.calls_checked = 0
         self.synced = False
+        #: The adapter's ``hello`` result.
+        self.hello: dict[str, Any] = {}
+        #: Seconds the convergence took (None: not reached).
+        self.waited: float | None = None
         #: key -> the resourceVersions of its deletions on the server.
         self.deletions: dict[str, list[int]] = {}
 
@@ -210,11 +227,12 @@ def _say_wrapped(say: Callable[[str], None], text: str, indent: str = "") -> Non
             say(part)
 
 
-def _handshake(adapter: AdapterProcess, settings: WireRun) -> float | str:
+def _handshake(run: _Run) -> float | str:
     """The adapter's quiescence bound, or why it cannot run in wire mode."""
-    response = adapter.request({"op": "hello", "protocol": 2}, settings.startup_timeout)
+    response = run.adapter.request({"op": "hello", "protocol": 2}, run.settings.startup_timeout)
     if "error" in response:
         return f"hello answered error: {response['error']}"
+    run.hello = dict(response["result"])
     informer = (response["result"].get("components") or {}).get("informer")
     if not isinstance(informer, dict) or informer.get("wire") is not True:
         return 'the adapter\'s informer does not declare "wire": true'
@@ -227,22 +245,72 @@ def _handshake(adapter: AdapterProcess, settings: WireRun) -> float | str:
 def run_wire(settings: WireRun, say: Callable[[str], None] = print) -> int:
     """Run one wire-mode check and report it; returns the exit status (0 pass, 1 a
     finding, 2 the adapter failed, 4 inconclusive)."""
+    status, run = _run_once(settings, say)
+    findings = distinct(run.findings if run else [], settings.known)
+    if findings and settings.client_go:
+        findings = label_for(findings, lambda: _client_go_run(settings))
+    note = ""
+    if status == EXIT_FAILED:
+        assert run is not None
+        say(f"informer (wire): FAIL ({run.calls_checked} handler calls checked)")
+        for found in findings:
+            _report(found, say)
+        say(f"  reproduce the plan: --wire --seed {settings.seed} --steps {settings.steps}")
+    elif status == EXIT_OK and run is not None:
+        note = (
+            f"converged {run.waited or 0.0:.1f} s after the last step; "
+            f"{run.calls_checked} handler calls checked"
+        )
+        say(f"informer (wire): PASS ({note})")
+    hello = run.hello if run is not None else {}
+    write_results(settings.json, results_json(hello, settings.seed, status, findings, note))
+    return status
+
+
+def _report(found: WireFinding, say: Callable[[str], None]) -> None:
+    more = f" (and {found.count - 1} more like it)" if found.count > 1 else ""
+    _say_wrapped(say, found.message + more, "  ")
+    marks = [f"known: {found.known}" if found.known is not None else "new"]
+    if found.client_go is not None:
+        marks.append(f"client-go on the same seed: {found.client_go}")
+    _say_wrapped(say, f"[{found.signature}: {'; '.join(marks)}]", "    ")
+
+
+def _client_go_run(settings: WireRun) -> tuple[int, list[str]]:
+    """One run of client-go's wire adapter on the same plan: its status and findings."""
+    theirs = attrs.evolve(
+        settings,
+        command=[*settings.client_go, "--wire"],
+        log=None,
+        json=None,
+        known={},
+        client_go=[],
+    )
+    status, run = _run_once(theirs, lambda _line: None)
+    return status, run.findings if run is not None else []
+
+
+def _run_once(settings: WireRun, say: Callable[[str], None]) -> tuple[int, _Run | None]:
+    """One run against a fresh server: its exit status and what it observed (None when
+    the adapter did not get as far as its handshake)."""
     steps = plan(settings.seed, settings.steps)
     faults = sum("fault" in s for s in steps)
     say(f"wire: seed {settings.seed}: {len(steps) - faults} writes, {faults} faults")
     adapter = AdapterProcess(settings.command, timeout=settings.timeout, log=settings.log)
+    run: _Run | None = None
     with tempfile.TemporaryDirectory(prefix="refimpl-wire-") as folder, WireServer() as server:
         kubeconfig = Path(folder) / "kubeconfig"
         write_kubeconfig(kubeconfig, server.url, server.token)
         try:
             adapter.start()
-            return _drive(_Run(settings, server, adapter), steps, str(kubeconfig), say)
+            run = _Run(settings, server, adapter)
+            return _drive(run, steps, str(kubeconfig), say), run
         except AdapterHung as exc:
             _say_wrapped(say, f"informer (wire): INCONCLUSIVE: {exc.describe()}")
-            return EXIT_INCONCLUSIVE
+            return EXIT_INCONCLUSIVE, run
         except AdapterFailure as exc:
             _say_wrapped(say, f"informer (wire): ADAPTER FAILURE: {exc.describe()}")
-            return EXIT_NOT_RUN
+            return EXIT_NOT_RUN, run
         finally:
             adapter.close()
 
@@ -250,7 +318,7 @@ def run_wire(settings: WireRun, say: Callable[[str], None] = print) -> int:
 def _drive(
     run: _Run, steps: list[dict[str, Any]], kubeconfig: str, say: Callable[[str], None]
 ) -> int:
-    bound = _handshake(run.adapter, run.settings)
+    bound = _handshake(run)
     if isinstance(bound, str):
         say(f"informer (wire): ADAPTER FAILURE: {bound}")
         return EXIT_NOT_RUN
@@ -264,15 +332,5 @@ def _drive(
         run.step(step, index)
         time.sleep(step["pause"])
         run.call("state")
-    waited = run.converge(bound)
-    if run.findings:
-        say(f"informer (wire): FAIL ({run.calls_checked} handler calls checked)")
-        for finding in dict.fromkeys(run.findings):
-            _say_wrapped(say, finding, "  ")
-        say(f"  reproduce the plan: --wire --seed {run.settings.seed} --steps {len(steps)}")
-        return EXIT_FAILED
-    say(
-        f"informer (wire): PASS (converged {waited:.1f} s after the last step; "
-        f"{run.calls_checked} handler calls checked)"
-    )
-    return EXIT_OK
+    run.waited = run.converge(bound)
+    return EXIT_FAILED if run.findings else EXIT_OK
