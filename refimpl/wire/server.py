@@ -149,6 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
             opened=opened,
             settings=wire.pump_settings,
             clock=wire.timer,
+            on_error=lambda code: wire.record({"error_event": code, "query": request.query}),
         ).run()
         if end == "cut":  # no last chunk: the client sees the connection end mid-body
             with contextlib.suppress(OSError):
@@ -252,7 +253,9 @@ class WireServer:
     with this context (``refimpl/wire/tls.py`` makes one). ``timer``: the clock that
     times delay faults (a test's :class:`~refimpl.clock.FakeClock`). Use as a context
     manager, or :meth:`start` and :meth:`stop`. :meth:`inject` adds a wire fault
-    (docs/protocol.md, "Wire faults").
+    (docs/protocol.md, "Wire faults"). ``record``: keep :attr:`history`, the request
+    log's entries and each ERROR event a watch stream sent (``{"error_event": code,
+    "query": ...}``), in the order they happened (the wire harness's REF checks read it).
     """
 
     def __init__(
@@ -266,6 +269,7 @@ class WireServer:
         clock: Callable[[], float] | None = None,
         tls: ssl.SSLContext | None = None,
         timer: Clock | None = None,
+        record: bool = False,
     ) -> None:
         self.api: ApiServer[Any] = api if api is not None else ApiServer()
         self.faults = FaultBook()
@@ -276,6 +280,8 @@ class WireServer:
         self.stopping = threading.Event()
         self._log = log
         self._log_lock = threading.Lock()
+        self._record = record
+        self.history: list[dict[str, Any]] = []
         self._expected = f"Bearer {self.token}".encode()
         self._scheme = "http" if tls is None else "https"
         self._httpd = _HTTPServer(self, port, tls)
@@ -300,7 +306,14 @@ class WireServer:
         entry["status"] = status
         if faults:
             entry["faults"] = faults
+        self.record({**entry, "query": dict(parse_qsl(query))})
         self.log(entry)
+
+    def record(self, entry: dict[str, Any]) -> None:
+        """Append ``entry`` to :attr:`history` (when recording)."""
+        if self._record:
+            with self._log_lock:
+                self.history.append(entry)
 
     def log(self, entry: dict[str, Any]) -> None:
         """Append ``entry`` to the request log as one JSON line (if there is a log)."""

@@ -72,6 +72,9 @@ class Pump:
     opened: OpenStream
     settings: PumpSettings = DEFAULT_PUMP
     clock: Clock = attrs.field(factory=RealClock)
+    #: Told an ERROR event's code just before the event is written (the harness's
+    #: REF checks order it before anything the client does about it).
+    on_error: Callable[[int], None] | None = None
 
     def run(self) -> PumpEnd:
         """Send events until the server ends the watch, ``timeoutSeconds`` passes, the
@@ -128,6 +131,7 @@ class Pump:
         if fault.op == "watch_end":
             return "ended"
         if fault.op == "watch_error":
+            self._error(fault.error().code)
             status = status_json(fault.error(), retry_after=fault.retry_after)
             self.write(chunk(_line({"type": ERROR, "object": status})))
             return "ended"
@@ -154,9 +158,15 @@ class Pump:
                 return "ended"
             else:  # watch_list_cut, before the end bookmark
                 return "cut"
+        if event.type == ERROR:
+            self._error(event.error.code if event.error is not None else 500)
         self.write(chunk(line))
         self.book.sent(self.opened)
         return None
+
+    def _error(self, code: int) -> None:
+        if self.on_error is not None:
+            self.on_error(code)
 
     def _wait(self, seconds: float) -> PumpEnd | None:
         """Hold the stream ``seconds`` of ``clock`` time, looking up every poll."""

@@ -10,7 +10,9 @@ in wire mode there is no quiescence to wait for).
 
 ``--break MODE`` makes a broken adapter for the harness's own tests: ``notify-first``
 runs each handler before its store write, ``ignore-deleted`` drops DELETED watch events
-(a ghost until a relist), ``hang`` never answers after ``start``.
+(a ghost until a relist), ``relist-at-0`` asks every list and watch-list stream for
+resourceVersion "0" (a relist may go back in time: REF-1), ``hang`` never answers
+after ``start``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+import attrs
+
 from refimpl import __version__
 from refimpl.cache.deltas import Delta
 from refimpl.cache.process_deltas import process_deltas
@@ -29,13 +33,13 @@ from refimpl.conformance.protocol import PROTOCOL_VERSION, error_response, ok_re
 from refimpl.conformance.reference.adapter import serve
 from refimpl.conformance.reference.cache import to_json
 from refimpl.conformance.reference.informer import RecordingHandler
-from refimpl.meta import ListOptions
+from refimpl.meta import ListOptions, ListResult
 from refimpl.watch import DELETED, WatchEvent
 from refimpl.wire.client import HttpListerWatcher, HttpWatch, load_kubeconfig
 
 __all__ = ["BREAKS", "WireAdapter", "main"]
 
-BREAKS = ("notify-first", "ignore-deleted", "hang")
+BREAKS = ("notify-first", "ignore-deleted", "relist-at-0", "hang")
 METHODS = ("add_handler", "start", "state")
 #: Seconds ``notify-first`` holds a delta's store write after notifying.
 NOTIFY_FIRST_LAG = 0.05
@@ -90,6 +94,21 @@ class _NoDeletes:
 class _IgnoreDeleted(HttpListerWatcher):
     def watch(self, options: ListOptions) -> HttpWatch:
         return cast(HttpWatch, _NoDeletes(super().watch(options)))
+
+
+class _RelistAtZero(HttpListerWatcher):
+    """Every list and watch-list stream at resourceVersion "0"."""
+
+    def list(self, options: ListOptions) -> ListResult:
+        return super().list(attrs.evolve(options, resource_version="0"))
+
+    def watch(self, options: ListOptions) -> HttpWatch:
+        if options.send_initial_events:
+            options = attrs.evolve(options, resource_version="0")
+        return super().watch(options)
+
+
+_LISTER_WATCHERS = {"ignore-deleted": _IgnoreDeleted, "relist-at-0": _RelistAtZero}
 
 
 class _Calls:
@@ -170,7 +189,7 @@ class WireAdapter:
 
     def _start(self, kubeconfig: str) -> None:
         config = load_kubeconfig(kubeconfig)
-        lw = (_IgnoreDeleted if self.broken == "ignore-deleted" else HttpListerWatcher)(config)
+        lw = _LISTER_WATCHERS.get(self.broken or "", HttpListerWatcher)(config)
         cls = _NotifyFirstInformer if self.broken == "notify-first" else SharedIndexInformer
         # The "late" store is per-delta: batch processing would bypass handle_deltas.
         informer = cls(lw, resync_period=self._resync, batch=self.broken != "notify-first")

@@ -8,7 +8,8 @@ and wire faults (``WireServer.inject``), polling the adapter's observation betwe
 steps, and waits over real time until the adapter's cache equals the server's state or
 the quiescence bound passes. Checked (docs/invariants.md IDs, as the scripted informer
 checks them): INF-1 and INF-2 on every handler call, INF-8 (nothing invented), FIFO-7
-(``has_synced`` never goes back, true once converged) and INF-3 (the cache converges to
+(``has_synced`` never goes back, true once converged), REF-1 and REF-3 on the requests
+the server saw (reflector_checks.py) and INF-3 (the cache converges to
 the server's state and every handler's view to the cache; past the bound this is a
 liveness finding with the time waited). An adapter that stops answering makes the run
 inconclusive (exit 4), never a pass or a violation. The same seed gives the same plan;
@@ -30,6 +31,7 @@ import attrs
 
 from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProcess
 from refimpl.conformance.search.informer_invariants import InformerChecker, state_diff
+from refimpl.conformance.wire.reflector_checks import reflector_findings
 from refimpl.conformance.wire.results import (
     WireFinding,
     distinct,
@@ -298,7 +300,10 @@ def _run_once(settings: WireRun, say: Callable[[str], None]) -> tuple[int, _Run 
     say(f"wire: seed {settings.seed}: {len(steps) - faults} writes, {faults} faults")
     adapter = AdapterProcess(settings.command, timeout=settings.timeout, log=settings.log)
     run: _Run | None = None
-    with tempfile.TemporaryDirectory(prefix="refimpl-wire-") as folder, WireServer() as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="refimpl-wire-") as folder,
+        WireServer(record=True) as server,
+    ):
         kubeconfig = Path(folder) / "kubeconfig"
         write_kubeconfig(kubeconfig, server.url, server.token)
         try:
@@ -333,4 +338,5 @@ def _drive(
         time.sleep(step["pause"])
         run.call("state")
     run.waited = run.converge(bound)
+    run.findings.extend(reflector_findings(list(run.server.history)))
     return EXIT_FAILED if run.findings else EXIT_OK
