@@ -17,8 +17,10 @@ import pytest
 
 from refimpl.conformance.cli import main
 from refimpl.conformance.search.triage import DIFFERS, SAME
-from refimpl.conformance.wire.run import FAULTS, WireRun, plan, run_wire
+from refimpl.conformance.wire.run import FAULTS, WireRun, plan, run_wire, serving
+from refimpl.meta import ListOptions
 from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
+from refimpl.wire.client import HttpListerWatcher, load_kubeconfig
 
 ADAPTER = [sys.executable, "-m", "refimpl.conformance.wire.adapter"]
 
@@ -123,13 +125,13 @@ def test_json_results_name_each_distinct_finding_its_ack_and_client_gos_label(
     assert inf1["known"] == "acknowledged here"
     # The reference's wire adapter (as "client-go") passes the same plan.
     assert inf1["client_go"] == DIFFERS
-    assert f"client-go on the same seed: {DIFFERS}" in " ".join(" ".join(lines).split())
+    assert f"client-go on this plan: {DIFFERS}" in " ".join(" ".join(lines).split())
     # The same broken adapter as "client-go" does the same.
     same = attrs.evolve(settings, json=None, client_go=broken)
     lines.clear()
     assert run_wire(same, lines.append) == EXIT_FAILED
     text = " ".join(" ".join(lines).split())  # the report wraps at 100 columns
-    assert f"INF-1/wire: known: acknowledged here; client-go on the same seed: {SAME}]" in text
+    assert f"INF-1/wire: known: acknowledged here; client-go on this plan: {SAME}]" in text
 
 
 def test_json_results_of_a_pass_have_no_finding(tmp_path: Path, no_thread_left: None) -> None:
@@ -138,3 +140,24 @@ def test_json_results_of_a_pass_have_no_finding(tmp_path: Path, no_thread_left: 
     results = json.loads(out.read_text())
     assert results["status"] == EXIT_OK and results["components"][0]["findings"] == []
     assert results["adapter"]["name"]
+
+
+def test_an_adapter_that_asks_for_tls_gets_https_and_passes(no_thread_left: None) -> None:
+    """``"tls": true`` in the hello: the harness serves HTTPS with a CA made for the run,
+    in the kubeconfig; refimpl's client verifies the server with it."""
+    rc, out = _run(2, "--tls")
+    assert rc == EXIT_OK, out
+    rc, out = _run(1, "--tls", "--break", "notify-first")
+    assert rc == EXIT_FAILED and "INF-1 store before notify" in out
+
+
+def test_the_tls_kubeconfig_names_an_https_server_and_its_ca(tmp_path: Path) -> None:
+    with serving(tmp_path, True) as (server, kubeconfig):
+        assert server.url.startswith("https://127.0.0.1:")
+        config = load_kubeconfig(kubeconfig)
+        assert config.server == server.url and config.ca and b"BEGIN CERTIFICATE" in config.ca
+        lister = HttpListerWatcher(config)
+        assert lister.list(ListOptions(resource_version="")).items == ()
+        without_ca = attrs.evolve(config, ca=None)
+        with pytest.raises(ValueError, match="CA certificate"):
+            HttpListerWatcher(without_ca)

@@ -104,5 +104,10 @@ def test_the_kubeconfig_refimpl_serve_writes_reads_back(tmp_path: Path) -> None:
     write_kubeconfig(path, "http://127.0.0.1:1234", "tok")
     assert load_kubeconfig(path) == ClientConfig("http://127.0.0.1:1234", "tok")
     write_kubeconfig(path, "https://127.0.0.1:1234", "tok", b"CA")
+    assert load_kubeconfig(path) == ClientConfig("https://127.0.0.1:1234", "tok", ca=b"CA")
+    write_kubeconfig(path, "https://127.0.0.1:1234", "tok")  # no CA to verify it with
+    with pytest.raises(ValueError, match="certificate-authority-data"):
+        load_kubeconfig(path)
+    write_kubeconfig(path, "ftp://127.0.0.1:1234", "tok")
     with pytest.raises(ValueError, match="http://"):
         load_kubeconfig(path)

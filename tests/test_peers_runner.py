@@ -332,5 +332,9 @@ def test_wire_checks_run_are_pinned_and_get_their_column(tmp_path: Path) -> None
     doc = (tmp_path / DOC).read_text(encoding="utf-8")
     row = next(line for line in doc.splitlines() if line.startswith("| fake |"))
     assert row.endswith("| pass; [INF-1](#fake-check-2) (--break, notify-first) |"), row
-    assert "refimpl conform --component informer --wire --seed 2 --timeout 10 --" in doc
+    shown = (
+        "refimpl conform --component informer --wire --seed 2 --shrink-budget 60 --timeout 10 --"
+    )
+    assert shown in doc
     assert "`informer/INF-1/wire` — new; client-go:" in doc
+    assert "as a plan file (save as .jsonl, run with <code>refimpl conform --wire --replay" in doc

@@ -24,7 +24,7 @@ under test without a timeout. The modules, by job:
   checking each peer, and rendering docs/peers.md;
 - :mod:`~refimpl.conformance.cli`: the ``refimpl conform`` command line.
 
-Imports point down that list: peers use walks and search, wire uses search, walks and
+Imports point down that list: peers use wire, walks and search, wire uses search, walks and
 search use the reference, everything uses the protocol; no cycle (tests/test_layering.py).
 """
 

@@ -535,8 +535,8 @@ def _check_used(args: argparse.Namespace) -> None:
             "--component does not apply to --from-spec: each model names the components "
             "it walks (narrow with the MODEL names instead)"
         )
-    if args.wire and (args.from_spec or args.replay):
-        raise UsageError("--wire does not combine with --from-spec or --replay")
+    if args.wire and args.from_spec:
+        raise UsageError("--wire does not combine with --from-spec")
     if args.from_spec and args.release:
         raise UsageError(
             "--release does not apply to --from-spec: the walks check the TLA+ models, "
@@ -563,11 +563,26 @@ def _wire(config: Config) -> int:
             json=config.json,
             known=dict(config.known),
             client_go=list(config.client_go),
+            shrink_budget=config.shrink_budget,
+            save=config.save,
+            plan=_wire_plan(config.replay),
         )
         return run_wire(settings, lambda line: print(line, flush=True))
     finally:
         if log is not None:
             log.close()
+
+
+def _wire_plan(path: str | None) -> tuple[dict[str, Any], ...] | None:
+    """``--wire --replay FILE``: the plan file's steps (refimpl/conformance/wire/shrink.py)."""
+    from refimpl.conformance.wire.shrink import read_plan
+
+    if path is None:
+        return None
+    try:
+        return tuple(read_plan(path))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--replay {exc}") from None
 
 
 def _check_options(config: Config) -> None:

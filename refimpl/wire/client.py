@@ -6,18 +6,21 @@ from a kubeconfig's server and bearer token; a non-2xx answer decoded from its
 ``tools/cache/listwatch.go`` (``NewListWatchFromClient``: list and watch of one resource
 with the reflector's options as query parameters), with the watch stream decoded as
 ``rest/watch``'s decoder does: one JSON ``metav1.WatchEvent`` per line, an ERROR event's
-Status as an error. Standard library only (``http.client``); plain HTTP only (the wire
-server's default; ``refimpl serve --tls`` is for peers' clients). It refines no TLA+
-module. Kubeconfigs are read as JSON (``refimpl serve`` writes JSON, which is YAML).
+Status as an error. Standard library only (``http.client``, and ``ssl`` for an
+``https://`` server, verified against the kubeconfig's ``certificate-authority-data``
+as client-go's ``transport`` verifies it). It refines no TLA+ module. Kubeconfigs are
+read as JSON (``refimpl serve`` writes JSON, which is YAML).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import http.client
 import json
 import queue
 import socket
+import ssl
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,11 +60,13 @@ _EVENT_TYPES: tuple[EventType, ...] = ("ADDED", "MODIFIED", "DELETED", BOOKMARK,
 
 @attrs.frozen
 class ClientConfig:
-    """What a request needs (client-go ``rest.Config``, its plain-HTTP subset)."""
+    """What a request needs (client-go ``rest.Config``, the subset used here)."""
 
     server: str
     token: str
     namespace: str = ""
+    #: The CA certificate(s) an https:// server is verified with (PEM); None for http://.
+    ca: bytes | None = None
 
 
 def load_kubeconfig(path: str | Path) -> ClientConfig:
@@ -75,11 +80,15 @@ def load_kubeconfig(path: str | Path) -> ClientConfig:
     context = contexts[current]
     clusters = {c["name"]: c["cluster"] for c in doc.get("clusters", [])}
     users = {u["name"]: u["user"] for u in doc.get("users", [])}
-    server = clusters.get(context.get("cluster"), {}).get("server", "")
+    cluster = clusters.get(context.get("cluster"), {})
+    server = cluster.get("server", "")
     token = users.get(context.get("user"), {}).get("token", "")
-    if not server.startswith("http://") or not token:
-        raise ValueError(f"{path}: needs an http:// server and a bearer token")
-    return ClientConfig(server, token)
+    if not server.startswith(("http://", "https://")) or not token:
+        raise ValueError(f"{path}: needs an http:// or https:// server and a bearer token")
+    ca = cluster.get("certificate-authority-data")
+    if server.startswith("https://") and not ca:
+        raise ValueError(f"{path}: an https:// server needs certificate-authority-data")
+    return ClientConfig(server, token, ca=base64.b64decode(ca) if ca else None)
 
 
 def decode_status(status: int, body: bytes) -> ApiError:
@@ -190,16 +199,28 @@ class HttpListerWatcher:
 
     def __init__(self, config: ClientConfig, namespace: str = "") -> None:
         parts = urlsplit(config.server)
-        if parts.scheme != "http" or parts.hostname is None:
-            raise ValueError(f"expected an http:// server, got {config.server!r}")
-        self._host, self._port = parts.hostname, parts.port or 80
+        if parts.scheme not in ("http", "https") or parts.hostname is None:
+            raise ValueError(f"expected an http:// or https:// server, got {config.server!r}")
+        self._tls: ssl.SSLContext | None = None
+        if parts.scheme == "https":
+            if config.ca is None:
+                raise ValueError("an https:// server needs a CA certificate to verify it")
+            self._tls = ssl.create_default_context(cadata=config.ca.decode("ascii"))
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._tls else 80)
         self._headers = {"Authorization": f"Bearer {config.token}", "Accept": "application/json"}
         prefix = f"/api/v1/namespaces/{namespace}" if namespace else "/api/v1"
         self._path = f"{prefix}/{RESOURCE}"
         self._codec = ConfigMapCodec()
 
     def _open(self, query: dict[str, str]) -> tuple[http.client.HTTPConnection, Any]:
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=REQUEST_TIMEOUT)
+        conn = (
+            http.client.HTTPSConnection(
+                self._host, self._port, timeout=REQUEST_TIMEOUT, context=self._tls
+            )
+            if self._tls is not None
+            else http.client.HTTPConnection(self._host, self._port, timeout=REQUEST_TIMEOUT)
+        )
         try:
             conn.request("GET", f"{self._path}?{urlencode(query)}", headers=self._headers)
             response = conn.getresponse()

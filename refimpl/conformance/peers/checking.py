@@ -139,8 +139,10 @@ def check_limit(check: Check) -> float:
     """Wall-clock limit of a check's process: its budgets, generous margins. A run
     shrinks each of up to ``max_findings`` findings within its own shrink budget, which
     the search budget does not pay for (refimpl/conformance/search/run.py)."""
-    if check.wire:  # two seeded runs at most (the peer's, client-go's), each bounded
-        return 2 * (MAX_QUIESCENCE + 20 + 8 * check.timeout) + 60
+    if check.wire:  # a run, each finding's shrinking and one client-go run per finding
+        run = MAX_QUIESCENCE + 20 + 8 * check.timeout
+        most = Config.max_findings
+        return (1 + most) * run + most * (check.shrink_budget + run) + 60
     shrinking = Config.max_findings * check.shrink_budget
     return check.budget + 2 * shrinking + 4 * check.timeout + 60
 
@@ -224,7 +226,7 @@ def _results(path: Path) -> dict[str, Any] | None:
 
 def _findings(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Every finding of a check's results, as docs/peers.json keeps it."""
-    keep = ("signature", "message", "known", "client_go", "inputs", "steps")
+    keep = ("signature", "message", "known", "client_go", "inputs", "steps", "shrink_finished")
     return [
         {k: found[k] for k in keep if k in found}
         for component in results.get("components", [])

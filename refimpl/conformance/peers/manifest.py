@@ -108,7 +108,13 @@ class Check:
         """The ``refimpl conform`` options of this check (before ``--``)."""
         if self.wire:  # a seeded plan, no search: the budgets do not apply
             wire = ["--component", "informer", "--wire", "--seed", str(self.seed)]
-            return [*wire, "--timeout", _num(self.timeout)]
+            return [
+                *wire,
+                "--shrink-budget",
+                _num(self.shrink_budget),
+                "--timeout",
+                _num(self.timeout),
+            ]
         args = ["--component", self.component, "--seed", str(self.seed)]
         args += ["--budget", _num(self.budget), "--shrink-budget", _num(self.shrink_budget)]
         args += ["--max-examples", str(self.max_examples), "--timeout", _num(self.timeout)]

@@ -30,6 +30,7 @@ from refimpl.conformance.peers.manifest import (
 from refimpl.conformance.peers.walks import render_walks
 from refimpl.conformance.protocol import COMPONENTS
 from refimpl.conformance.search.report import show_request
+from refimpl.conformance.wire.shrink import PLAN_HEADER, show_step
 
 __all__ = ["DOC", "GENERATED_BY", "OBSERVATIONS", "as_pinned", "load_observations", "render"]
 
@@ -314,7 +315,10 @@ LABELS_EXPLAINED = (
     "*not comparable* (client-go's adapter does not offer the component, or fails the "
     "trace differently) or *did not reproduce* (the peer's own replay on a fresh adapter "
     "did not fail the same way, so the trace is not evidence); *not asked* when "
-    "client-go's adapter was not built."
+    "client-go's adapter was not built. A wire check's finding (the *informer (wire)* "
+    "column) comes with its plan of server writes and wire faults, shrunk over real "
+    "time (each shorter plan kept gave the finding once), and its client-go label is what "
+    "one run of client-go's wire adapter on that plan did."
 )
 
 
@@ -371,26 +375,38 @@ def _finding(m: Manifest, anchor: str, check: Check, observed: dict[str, Any]) -
         if found.get("message"):
             lines += ["", f"> {found['message']}"]
         lines += _steps(check, found.get("steps", []))
+        if check.wire and found.get("shrink_finished") is False:
+            lines += ["", "Shrinking stopped at its budget: a longer run may shrink it further."]
     if not any(f.get("steps") for f in found_list) and observed.get("report_tail"):
         lines += ["", "```", *observed["report_tail"], "```"]
     return [*lines, ""]
 
 
 def _steps(check: Check, steps: Sequence[dict[str, Any]]) -> list[str]:
-    """A finding's shrunk sequence, numbered, and as a trace file."""
+    """A finding's shrunk sequence, numbered, and as a trace file (a plan file for a
+    wire check: wire/shrink.py)."""
     if not steps:
         return []
-    lines = ["", f"Shrunk to {len(steps)} operations:", ""]
-    lines += [f"{k}. `{show_request(step)}`" for k, step in enumerate(steps, 1)]
+    if check.wire:
+        head = f"Its plan, {len(steps)} steps (server writes and wire faults):"
+        shown = [show_step(step) for step in steps]
+        what, command = "a plan file", "refimpl conform --wire --replay"
+        header: dict[str, Any] = {PLAN_HEADER: 1, "seed": check.seed}
+    else:
+        head = f"Shrunk to {len(steps)} operations:"
+        shown = [show_request(step) for step in steps]
+        what, command = "a trace file", "refimpl conform --replay"
+        header = {"conform_trace": 1, "component": check.component, "seed": check.seed}
+    lines = ["", head, "", *(f"{k}. `{text}`" for k, text in enumerate(shown, 1))]
     lines += [
         "",
-        "<details><summary>as a trace file (save as .jsonl, replay with "
-        "<code>refimpl conform --replay</code>)</summary>",
+        f"<details><summary>as {what} (save as .jsonl, "
+        f"{'run' if check.wire else 'replay'} with <code>{command}</code>)</summary>",
         "",
         "```json",
-        json.dumps({"conform_trace": 1, "component": check.component, "seed": check.seed}),
+        json.dumps(header),
+        *(json.dumps(step) for step in steps),
     ]
-    lines += [json.dumps(step) for step in steps]
     return [*lines, "```", "", "</details>"]
 
 

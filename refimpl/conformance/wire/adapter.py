@@ -131,9 +131,12 @@ class _Calls:
 class WireAdapter:
     """Answers protocol requests for one wire-mode informer (``instance`` any name)."""
 
-    def __init__(self, broken: str | None = None, quiescence: float | None = None) -> None:
+    def __init__(
+        self, broken: str | None = None, quiescence: float | None = None, tls: bool = False
+    ) -> None:
         self.broken = broken
         self.quiescence = quiescence
+        self.tls = tls
         self._reset()
 
     def _reset(self) -> None:
@@ -179,6 +182,8 @@ class WireAdapter:
         informer: dict[str, Any] = {"methods": list(METHODS), "behaves_like": None, "wire": True}
         if self.quiescence is not None:
             informer["quiescence_seconds"] = self.quiescence
+        if self.tls:
+            informer["tls"] = True
         return {
             "protocol": PROTOCOL_VERSION,
             "name": "refimpl-wire",
@@ -217,9 +222,10 @@ class WireAdapter:
 
 
 USAGE = (
-    "usage: python -m refimpl.conformance.wire.adapter [--wire] [--break MODE] "
+    "usage: python -m refimpl.conformance.wire.adapter [--wire] [--tls] [--break MODE] "
     "[--quiescence SECONDS]\n"
     "  --wire                accepted and ignored (always wire: the peers' adapters take it)\n"
+    "  --tls                 ask the harness for HTTPS (its kubeconfig then holds a CA)\n"
     f"  --break MODE          a broken adapter: {', '.join(BREAKS)}\n"
     "  --quiescence SECONDS  the convergence bound declared (default: the harness's)"
 )
@@ -229,10 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     broken: str | None = None
     quiescence: float | None = None
+    tls = False
     try:
         while args:
-            if args[0] == "--wire":  # what --client-go's wire run appends (wire/results.py)
-                args.pop(0)
+            if args[0] in ("--wire", "--tls"):  # --wire: what --client-go's wire run appends
+                tls = tls or args.pop(0) == "--tls"
                 continue
             flag, value = args.pop(0), args.pop(0)
             if flag == "--break" and value in BREAKS:
@@ -244,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     except (IndexError, ValueError):
         print(USAGE, file=sys.stderr)
         return 2
-    adapter = WireAdapter(broken, quiescence)
+    adapter = WireAdapter(broken, quiescence, tls)
     try:
         return serve(cast(Any, adapter), sys.stdin.buffer, sys.stdout.buffer)
     finally:

@@ -13,17 +13,19 @@ the server saw (reflector_checks.py) and INF-3 (the cache converges to
 the server's state and every handler's view to the cache; past the bound this is a
 liveness finding with the time waited). An adapter that stops answering makes the run
 inconclusive (exit 4), never a pass or a violation. The same seed gives the same plan;
-what the adapter's requests meet depends on timing, so a finding is reported with its
-seed and plan, not shrunk. Refines no TLA+ module.
+what the adapter's requests meet depends on timing, so each finding's plan is shrunk
+by re-running shorter plans (shrink.py, results.py) and reported with it; a plan file
+(``--replay``) runs instead of the seed's plan. Refines no TLA+ module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,21 +35,23 @@ from refimpl.conformance.process import AdapterFailure, AdapterHung, AdapterProc
 from refimpl.conformance.search.informer_invariants import InformerChecker, state_diff
 from refimpl.conformance.wire.reflector_checks import reflector_findings
 from refimpl.conformance.wire.results import (
+    RunPlan,
     WireFinding,
     distinct,
     label_for,
     results_json,
+    shrink_findings,
     write_results,
 )
+from refimpl.conformance.wire.shrink import NAMES, Step, show_step, write_plan
 from refimpl.meta import Object
 from refimpl.usage import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_NOT_RUN, EXIT_OK
 from refimpl.wire.cli import write_kubeconfig
 from refimpl.wire.server import WireServer
+from refimpl.wire.tls import TlsUnavailable, make_certificates, server_context
 
-__all__ = ["FAULTS", "NAMES", "QUIESCENCE_SECONDS", "WireRun", "plan", "run_wire"]
+__all__ = ["FAULTS", "NAMES", "QUIESCENCE_SECONDS", "WireRun", "plan", "run_wire", "serving"]
 
-#: The ConfigMaps written (namespace "default"): few, so updates and deletes meet them.
-NAMES = ("a", "b", "c")
 NAMESPACE = "default"
 #: The faults drawn, as ``WireServer.inject`` requests (docs/protocol.md, "Wire faults").
 FAULTS: tuple[dict[str, Any], ...] = (
@@ -86,6 +90,12 @@ class WireRun:
     known: dict[str, str] = attrs.field(factory=dict)
     #: ``--client-go``: client-go's adapter command (empty: do not ask it).
     client_go: list[str] = attrs.field(factory=list)
+    #: ``--shrink-budget``: seconds to shrink each finding's plan (0: do not shrink).
+    shrink_budget: float = 0.0
+    #: ``--save``: where the findings' plans go (shrink.py's plan files).
+    save: str | None = None
+    #: ``--replay``: the steps of a plan file, run instead of the seed's plan.
+    plan: tuple[dict[str, Any], ...] | None = None
 
 
 def plan(seed: int, steps: int) -> list[dict[str, Any]]:
@@ -229,35 +239,72 @@ def _say_wrapped(say: Callable[[str], None], text: str, indent: str = "") -> Non
             say(part)
 
 
-def _handshake(run: _Run) -> float | str:
-    """The adapter's quiescence bound, or why it cannot run in wire mode."""
-    response = run.adapter.request({"op": "hello", "protocol": 2}, run.settings.startup_timeout)
+@attrs.frozen
+class _Hello:
+    """What the handshake settled: the adapter's hello, its quiescence bound, and
+    whether its client needs HTTPS (``"tls": true``)."""
+
+    result: dict[str, Any]
+    bound: float
+    tls: bool
+
+
+def _handshake(adapter: AdapterProcess, settings: WireRun) -> _Hello | str:
+    """What the adapter declares, or why it cannot run in wire mode."""
+    response = adapter.request({"op": "hello", "protocol": 2}, settings.startup_timeout)
     if "error" in response:
         return f"hello answered error: {response['error']}"
-    run.hello = dict(response["result"])
     informer = (response["result"].get("components") or {}).get("informer")
     if not isinstance(informer, dict) or informer.get("wire") is not True:
         return 'the adapter\'s informer does not declare "wire": true'
     bound = informer.get("quiescence_seconds", QUIESCENCE_SECONDS)
     if not isinstance(bound, (int, float)) or not 0 < bound <= MAX_QUIESCENCE:
         return f"quiescence_seconds must be in (0, {MAX_QUIESCENCE:g}], got {bound!r}"
-    return float(bound)
+    tls = informer.get("tls", False)
+    if not isinstance(tls, bool):
+        return f'"tls" must be true or false, got {tls!r}'
+    return _Hello(dict(response["result"]), float(bound), tls)
+
+
+@contextlib.contextmanager
+def serving(folder: Path, tls: bool) -> Iterator[tuple[WireServer, Path]]:
+    """A recording server for one run (HTTPS with a CA made for it when ``tls``) and
+    the kubeconfig for it."""
+    context, ca = None, None
+    if tls:
+        certificates = make_certificates(folder)
+        context, ca = server_context(certificates), certificates.ca.read_bytes()
+    with WireServer(record=True, tls=context) as server:
+        kubeconfig = folder / "kubeconfig"
+        write_kubeconfig(kubeconfig, server.url, server.token, ca)
+        yield server, kubeconfig
 
 
 def run_wire(settings: WireRun, say: Callable[[str], None] = print) -> int:
     """Run one wire-mode check and report it; returns the exit status (0 pass, 1 a
     finding, 2 the adapter failed, 4 inconclusive)."""
-    status, run = _run_once(settings, say)
-    findings = distinct(run.findings if run else [], settings.known)
+    steps = (
+        list(settings.plan) if settings.plan is not None else plan(settings.seed, settings.steps)
+    )
+    status, run = _run_once(settings, say, steps)
+    findings = [
+        attrs.evolve(f, steps=tuple(steps))
+        for f in distinct(run.findings if run else [], settings.known)
+    ]
+    if findings and settings.shrink_budget > 0:
+        runner = _quiet(settings, settings.command)
+        findings = shrink_findings(findings, steps, runner, settings.shrink_budget, say)
     if findings and settings.client_go:
-        findings = label_for(findings, lambda: _client_go_run(settings))
+        findings = label_for(findings, _quiet(settings, [*settings.client_go, "--wire"]))
     note = ""
     if status == EXIT_FAILED:
         assert run is not None
         say(f"informer (wire): FAIL ({run.calls_checked} handler calls checked)")
-        for found in findings:
-            _report(found, say)
-        say(f"  reproduce the plan: --wire --seed {settings.seed} --steps {settings.steps}")
+        for n, found in enumerate(findings, 1):
+            _report(found, len(steps), say)
+            _save(settings, found, n, say)
+        if settings.plan is None:
+            say(f"  the whole plan again: --wire --seed {settings.seed} --steps {settings.steps}")
     elif status == EXIT_OK and run is not None:
         note = (
             f"converged {run.waited or 0.0:.1f} s after the last step; "
@@ -269,64 +316,92 @@ def run_wire(settings: WireRun, say: Callable[[str], None] = print) -> int:
     return status
 
 
-def _report(found: WireFinding, say: Callable[[str], None]) -> None:
+def _report(found: WireFinding, planned: int, say: Callable[[str], None]) -> None:
     more = f" (and {found.count - 1} more like it)" if found.count > 1 else ""
     _say_wrapped(say, found.message + more, "  ")
     marks = [f"known: {found.known}" if found.known is not None else "new"]
     if found.client_go is not None:
-        marks.append(f"client-go on the same seed: {found.client_go}")
+        marks.append(f"client-go on this plan: {found.client_go}")
     _say_wrapped(say, f"[{found.signature}: {'; '.join(marks)}]", "    ")
+    if found.tries:
+        how = "ended by itself" if found.finished else "stopped at the shrink budget"
+        head = f"shrunk to {len(found.steps)} of {planned} steps ({found.tries} runs, {how}; "
+        head += "each kept plan gave the finding once):"
+    else:
+        head = f"the plan ({len(found.steps)} steps):"
+    _say_wrapped(say, head + " " + " · ".join(show_step(s) for s in found.steps), "    ")
 
 
-def _client_go_run(settings: WireRun) -> tuple[int, list[str]]:
-    """One run of client-go's wire adapter on the same plan: its status and findings."""
-    theirs = attrs.evolve(
-        settings,
-        command=[*settings.client_go, "--wire"],
-        log=None,
-        json=None,
-        known={},
-        client_go=[],
-    )
-    status, run = _run_once(theirs, lambda _line: None)
-    return status, run.findings if run is not None else []
+def _save(settings: WireRun, found: WireFinding, n: int, say: Callable[[str], None]) -> None:
+    """``--save FILE``: the first finding's plan in FILE, the n-th's in FILE-n."""
+    if settings.save is None:
+        return
+    stem, dot, ext = settings.save.rpartition(".")
+    path = settings.save if n == 1 else (f"{stem}-{n}.{ext}" if dot else f"{settings.save}-{n}")
+    write_plan(path, settings.seed, found.steps)
+    say(f"    saved: {path} (refimpl conform --wire --replay {path} -- ADAPTER)")
 
 
-def _run_once(settings: WireRun, say: Callable[[str], None]) -> tuple[int, _Run | None]:
-    """One run against a fresh server: its exit status and what it observed (None when
-    the adapter did not get as far as its handshake)."""
-    steps = plan(settings.seed, settings.steps)
+def _quiet(settings: WireRun, command: list[str]) -> RunPlan:
+    """Runs a plan against ``command`` with a fresh server, reporting nothing."""
+
+    def run_plan(steps: list[Step]) -> tuple[int, list[str]]:
+        quiet = attrs.evolve(
+            settings,
+            command=command,
+            log=None,
+            json=None,
+            save=None,
+            known={},
+            client_go=[],
+            shrink_budget=0.0,
+        )
+        status, run = _run_once(quiet, lambda _line: None, steps)
+        return status, run.findings if run is not None else []
+
+    return run_plan
+
+
+def _run_once(
+    settings: WireRun, say: Callable[[str], None], steps: list[dict[str, Any]]
+) -> tuple[int, _Run | None]:
+    """One run of ``steps`` against a fresh server: its exit status and what it observed
+    (None when the adapter did not get as far as its handshake)."""
     faults = sum("fault" in s for s in steps)
-    say(f"wire: seed {settings.seed}: {len(steps) - faults} writes, {faults} faults")
+    origin = "the plan file's" if settings.plan is not None else f"seed {settings.seed}:"
+    say(f"wire: {origin} {len(steps) - faults} writes, {faults} faults")
     adapter = AdapterProcess(settings.command, timeout=settings.timeout, log=settings.log)
     run: _Run | None = None
-    with (
-        tempfile.TemporaryDirectory(prefix="refimpl-wire-") as folder,
-        WireServer(record=True) as server,
-    ):
-        kubeconfig = Path(folder) / "kubeconfig"
-        write_kubeconfig(kubeconfig, server.url, server.token)
-        try:
-            adapter.start()
+    try:
+        adapter.start()
+        hello = _handshake(adapter, settings)
+        if isinstance(hello, str):
+            say(f"informer (wire): ADAPTER FAILURE: {hello}")
+            return EXIT_NOT_RUN, None
+        with (
+            tempfile.TemporaryDirectory(prefix="refimpl-wire-") as folder,
+            serving(Path(folder), hello.tls) as (server, kubeconfig),
+        ):
             run = _Run(settings, server, adapter)
-            return _drive(run, steps, str(kubeconfig), say), run
-        except AdapterHung as exc:
-            _say_wrapped(say, f"informer (wire): INCONCLUSIVE: {exc.describe()}")
-            return EXIT_INCONCLUSIVE, run
-        except AdapterFailure as exc:
-            _say_wrapped(say, f"informer (wire): ADAPTER FAILURE: {exc.describe()}")
-            return EXIT_NOT_RUN, run
-        finally:
-            adapter.close()
+            run.hello = hello.result
+            try:
+                return _drive(run, steps, str(kubeconfig), hello.bound), run
+            finally:
+                adapter.close()  # before the server stops: no reconnecting client
+    except AdapterHung as exc:
+        _say_wrapped(say, f"informer (wire): INCONCLUSIVE: {exc.describe()}")
+        return EXIT_INCONCLUSIVE, run
+    except AdapterFailure as exc:
+        _say_wrapped(say, f"informer (wire): ADAPTER FAILURE: {exc.describe()}")
+        return EXIT_NOT_RUN, run
+    except TlsUnavailable as exc:
+        say(f"informer (wire): NOT RUN: the adapter asks for TLS and {exc}")
+        return EXIT_NOT_RUN, run
+    finally:
+        adapter.close()
 
 
-def _drive(
-    run: _Run, steps: list[dict[str, Any]], kubeconfig: str, say: Callable[[str], None]
-) -> int:
-    bound = _handshake(run)
-    if isinstance(bound, str):
-        say(f"informer (wire): ADAPTER FAILURE: {bound}")
-        return EXIT_NOT_RUN
+def _drive(run: _Run, steps: list[dict[str, Any]], kubeconfig: str, bound: float) -> int:
     run.adapter.request(
         {"op": "create", "instance": "i", "component": "informer", "options": {"resync": 0}},
         run.settings.timeout,
