@@ -2,7 +2,6 @@ package adapter;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
-import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
@@ -51,21 +50,8 @@ final class WireInformer implements Instance {
     }
 
     private void record(String kind, V1ConfigMap obj, JsonObject extra) {
-      String key = Objects.key(obj);
-      JsonObject call = new JsonObject();
-      call.addProperty("handler", name);
-      call.addProperty("kind", kind);
-      call.addProperty("key", key);
-      call.addProperty("rv", Objects.rv(obj));
-      for (String k : extra.keySet()) {
-        call.add(k, extra.get(k));
-      }
-      V1ConfigMap cached = informer.getIndexer().getByKey(key);
-      if (cached == null) {
-        call.add("cache", JsonNull.INSTANCE);
-      } else {
-        call.addProperty("cache", Objects.rv(cached));
-      }
+      JsonObject call =
+          Objects.call(name, kind, obj, extra, informer.getIndexer().getByKey(Objects.key(obj)));
       synchronized (calls) {
         calls.add(call);
       }
