@@ -2,7 +2,6 @@ package adapter;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
-import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
@@ -506,21 +505,8 @@ final class InformerInstance implements Instance {
 
     private void record(String kind, V1ConfigMap obj, JsonObject extra) {
       try {
-        String key = Objects.key(obj);
-        JsonObject call = new JsonObject();
-        call.addProperty("handler", name);
-        call.addProperty("kind", kind);
-        call.addProperty("key", key);
-        call.addProperty("rv", Objects.rv(obj));
-        for (String k : extra.keySet()) {
-          call.add(k, extra.get(k));
-        }
-        V1ConfigMap cached = cache.getByKey(key);
-        if (cached == null) {
-          call.add("cache", JsonNull.INSTANCE);
-        } else {
-          call.addProperty("cache", Objects.rv(cached));
-        }
+        JsonObject call =
+            Objects.call(name, kind, obj, extra, cache.getByKey(Objects.key(obj)));
         synchronized (calls) {
           calls.add(call);
         }

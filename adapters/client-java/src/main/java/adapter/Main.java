@@ -26,8 +26,15 @@ public final class Main {
   static final String LIBRARY = "io.kubernetes:client-java 25.0.0, client-java-extended 25.0.0";
 
   private final Map<String, Instance> instances = new LinkedHashMap<>();
+  /** The wire mode (--wire): only the informer, over the harness's server. */
+  private final boolean wire;
+  /** The convergence bound --quiescence declares in wire mode; 0: the harness's default. */
+  private final double quiescence;
 
-  private Main() {}
+  private Main(boolean wire, double quiescence) {
+    this.wire = wire;
+    this.quiescence = quiescence;
+  }
 
   static JsonArray names(Iterable<String> values) {
     JsonArray a = new JsonArray();
@@ -40,6 +47,19 @@ public final class Main {
   private static JsonObject methods(String... ms) {
     JsonObject c = new JsonObject();
     c.add("methods", names(java.util.List.of(ms)));
+    return c;
+  }
+
+  /** The wire mode's components: the informer only, declaring "wire". */
+  private JsonObject wireComponents() {
+    JsonObject inf = methods(WireInformer.METHODS.toArray(new String[0]));
+    inf.add("behaves_like", JsonNull.INSTANCE);
+    inf.addProperty("wire", true);
+    if (quiescence > 0) {
+      inf.addProperty("quiescence_seconds", quiescence);
+    }
+    JsonObject c = new JsonObject();
+    c.add("informer", inf);
     return c;
   }
 
@@ -159,6 +179,9 @@ public final class Main {
           if (protocol != 1 && protocol != 2) {
             throw new Refused("unsupported", "this adapter speaks protocols 1 and 2");
           }
+          if (wire && protocol != 2) {
+            throw new Refused("unsupported", "the wire mode speaks protocol 2");
+          }
           JsonObject r = new JsonObject();
           r.addProperty("protocol", protocol);
           r.addProperty("name", "client-java-adapter");
@@ -168,8 +191,9 @@ public final class Main {
               LIBRARY
                   + ": extended.workqueue (DefaultWorkQueue, DefaultDelayingQueue,"
                   + " DefaultRateLimitingQueue, rate limiters), informer.cache (Cache, DeltaFIFO)"
-                  + (protocol == 2 ? ", DefaultSharedIndexInformer" : ""));
-          r.add("components", components(protocol));
+                  + (protocol == 2 ? ", DefaultSharedIndexInformer" : "")
+                  + (wire ? " from SharedInformerFactory over the wire" : ""));
+          r.add("components", wire ? wireComponents() : components(protocol));
           return r;
         }
       case "reset":
@@ -188,7 +212,7 @@ public final class Main {
             old.close();
           }
           Instance inst;
-          switch (component) {
+          switch (wire ? "wire " + component : component) {
             case "queue":
             case "delaying_queue":
             case "rate_limiting_queue":
@@ -212,6 +236,15 @@ public final class Main {
                 inst = new InformerInstance(0);
                 break;
               }
+            case "wire informer":
+              {
+                double resync = options.has("resync") ? options.get("resync").getAsDouble() : 0;
+                if (resync != 0) {
+                  throw new Refused("unsupported", "resync needs the wall clock here");
+                }
+                inst = new WireInformer();
+                break;
+              }
             default:
               throw new Refused("unsupported", "no component " + component);
           }
@@ -219,6 +252,9 @@ public final class Main {
           return JsonNull.INSTANCE;
         }
       case "advance":
+        if (wire) {
+          throw new Refused("unsupported", "no fake clock in wire mode");
+        }
         advance(request.get("seconds"));
         return JsonNull.INSTANCE;
       case "call":
@@ -238,7 +274,32 @@ public final class Main {
     }
   }
 
+  /** The usage error of bad arguments: exit status 2. */
+  private static void usage(String why) {
+    System.err.println("adapter: " + why);
+    System.err.println("usage: run [--wire [--quiescence SECONDS]]");
+    System.exit(2);
+  }
+
   public static void main(String[] argv) throws Exception {
+    boolean wire = false;
+    double quiescence = 0;
+    if (argv.length > 0) {
+      if (!argv[0].equals("--wire") || (argv.length != 1 && argv.length != 3)) {
+        usage("unknown arguments " + String.join(" ", argv));
+      }
+      wire = true;
+      if (argv.length == 3) {
+        try {
+          quiescence = argv[1].equals("--quiescence") ? Double.parseDouble(argv[2]) : -1;
+        } catch (NumberFormatException e) {
+          quiescence = -1;
+        }
+        if (!(quiescence > 0)) {
+          usage("--quiescence takes a positive number of seconds");
+        }
+      }
+    }
     // The library logs through SLF4J (slf4j-simple, to stderr); a handler asked to throw is
     // not worth a stack trace each time.
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
@@ -249,7 +310,10 @@ public final class Main {
             new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
     BufferedReader in =
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
-    Main adapter = new Main();
+    if (wire) {
+      WireInformer.warmUp();
+    }
+    Main adapter = new Main(wire, quiescence);
     String line;
     while ((line = in.readLine()) != null) {
       JsonElement id = JsonNull.INSTANCE;

@@ -101,4 +101,31 @@ final class Objects {
     String rv = obj.getMetadata().getResourceVersion();
     return rv == null ? "" : rv;
   }
+
+  /**
+   * One handler call as the protocol reports it: the handler, the kind, the object's key and
+   * resourceVersion, the extra fields, and {@code cache}, the resourceVersion the informer's
+   * cache held for the key when the handler ran (null: none), in both informer modes.
+   */
+  static JsonObject call(
+      String handler,
+      String kind,
+      KubernetesObject obj,
+      JsonObject extra,
+      KubernetesObject cached) {
+    JsonObject call = new JsonObject();
+    call.addProperty("handler", handler);
+    call.addProperty("kind", kind);
+    call.addProperty("key", key(obj));
+    call.addProperty("rv", rv(obj));
+    for (String k : extra.keySet()) {
+      call.add(k, extra.get(k));
+    }
+    if (cached == null) {
+      call.add("cache", JsonNull.INSTANCE);
+    } else {
+      call.addProperty("cache", rv(cached));
+    }
+    return call;
+  }
 }
