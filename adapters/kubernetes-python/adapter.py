@@ -1,9 +1,12 @@
 """Driver-protocol adapter for the official Kubernetes Python client (``kubernetes``).
 
     adapters/kubernetes-python/.venv/bin/python adapters/kubernetes-python/adapter.py
+    adapters/kubernetes-python/.venv/bin/python adapters/kubernetes-python/adapter.py --wire
 
 Standalone: the standard library and ``kubernetes==37.0.2`` (``make build`` here makes the
-virtualenv). Speaks protocol 2 (and 1 to an older harness). Two components:
+virtualenv). Speaks protocol 2 (and 1 to an older harness). With ``--wire`` it offers only
+the wire mode's informer (:class:`WireInformer`: the real client against the harness's
+server, on real time; README.md, "Over the wire"). Without it, two components:
 
 * ``store``: ``kubernetes.informer.ObjectCache`` through the helpers ``SharedInformer``
   itself calls (``_put``, ``_remove``, ``_replace_all``); no indexers exist.
@@ -12,16 +15,18 @@ virtualenv). Speaks protocol 2 (and 1 to an older harness). Two components:
   request goes through the generated client, ``RESTClientObject`` and
   ``kubernetes.watch.Watch`` and blocks until the harness answers it.
 
-Fake time: ``SharedInformer`` reads ``time.monotonic()`` (resync) and backs off with
-``self._stop_event.wait(timeout=5)``. The module's ``time`` name is pointed at
-:class:`FakeTime` and each informer's ``_stop_event`` is a :class:`FakeEvent`, whose
-timed wait parks until ``advance`` reaches its deadline. Quiescence: the informer runs
-in one thread; the adapter answers only once that thread is parked in the seam again
-(a request, a stream read or a fake-clock wait) -- see README.md.
+Fake time (the scripted mode only, :func:`use_fake_time`): ``SharedInformer`` reads
+``time.monotonic()`` (resync) and backs off with ``self._stop_event.wait(timeout=5)``. The
+module's ``time`` name is pointed at :class:`FakeTime` and each informer's
+``_stop_event`` is a :class:`FakeEvent`, whose timed wait parks until ``advance``
+reaches its deadline. Quiescence: the informer runs in one thread; the adapter answers
+only once that thread is parked in the seam again (a request, a stream read or a
+fake-clock wait) -- see README.md.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -33,12 +38,16 @@ from urllib.parse import parse_qs, urlsplit
 
 import kubernetes.informer.informer as informer_module
 import urllib3
-from kubernetes import client
+from kubernetes import client, config
 from kubernetes.informer import ADDED, DELETED, MODIFIED, ObjectCache, SharedInformer
 
 VERSION = "37.0.2"
 NS = 1_000_000_000
 SETTLE_SECONDS = 4.0  # real time: only a guard against a hung informer thread
+WIRE_STOP_SECONDS = 0.5  # real time: how long closing waits for SharedInformer.stop
+# The wire mode's convergence bound: SharedInformer waits a fixed 5 s after each failed
+# list (no setting shortens it), and a plan may queue several list faults in a row.
+WIRE_QUIESCENCE_SECONDS = 30.0
 
 INFORMER_METHODS = [
     "add_handler",
@@ -150,7 +159,10 @@ class FakeTime:
         return CLOCK.seconds()
 
 
-setattr(informer_module, "time", FakeTime)  # noqa: B010 (the module's own name, replaced)
+def use_fake_time() -> None:
+    """Point ``time`` inside ``kubernetes.informer.informer`` at :class:`FakeTime`: the
+    scripted mode only (the wire mode runs the informer on real time)."""
+    setattr(informer_module, "time", FakeTime)  # noqa: B010 (the module's own name, replaced)
 
 
 # ---------------------------------------------------------------------- the seam
@@ -363,32 +375,12 @@ class Informer:
         found = self.informer.cache.get_by_key(k)
         return None if found is None else _meta(found)[2]
 
+    def record(self, call: dict[str, Any]) -> None:
+        self.calls.append(call)  # the list of the moment: observe() swaps it
+
     def add_handler(self, name: str, raises: bool) -> None:
-        # MODIFIED handlers get the new object only: like any user of this API, the
-        # recording handler remembers what it last saw per key and reports that as old_rv.
-        seen: dict[str, str] = {}
-
-        def recorder(kind: str) -> Callable[[Any], None]:
-            def handle(obj: Any) -> None:
-                o = from_k8s(obj)
-                k = key(o)
-                call: dict[str, Any] = {"handler": name, "kind": kind, "key": k, "rv": o["rv"]}
-                if kind == "update":
-                    call["old_rv"] = seen.get(k, "")
-                if kind == "delete":
-                    call["tombstone"] = False  # never a DeletedFinalStateUnknown
-                    seen.pop(k, None)
-                else:
-                    seen[k] = o["rv"]
-                call["cache"] = self.cached_rv(k)
-                self.calls.append(call)
-                if raises:
-                    raise RuntimeError(f"handler {name} raises, as asked")
-
-            return handle
-
-        for event, kind in ((ADDED, "add"), (MODIFIED, "update"), (DELETED, "delete")):
-            self.informer.add_event_handler(event, recorder(kind))
+        for event, handle in recording_handlers(name, raises, self.cached_rv, self.record):
+            self.informer.add_event_handler(event, handle)
 
     def start(self) -> None:
         if self.started:
@@ -474,6 +466,40 @@ class Informer:
         thread = self.informer._thread
         if thread is not None:
             thread.join(timeout=SETTLE_SECONDS)
+
+
+def recording_handlers(
+    name: str,
+    raises: bool,
+    cached_rv: Callable[[str], str | None],
+    record: Callable[[dict[str, Any]], None],
+) -> list[tuple[str, Callable[[Any], None]]]:
+    """One handler's callbacks for ADDED, MODIFIED and DELETED: each records its call
+    with what the cache held for the key (``cached_rv``) at that moment."""
+    # MODIFIED handlers get the new object only: like any user of this API, the
+    # recording handler remembers what it last saw per key and reports that as old_rv.
+    seen: dict[str, str] = {}
+
+    def recorder(kind: str) -> Callable[[Any], None]:
+        def handle(obj: Any) -> None:
+            o = from_k8s(obj)
+            k = key(o)
+            call: dict[str, Any] = {"handler": name, "kind": kind, "key": k, "rv": o["rv"]}
+            if kind == "update":
+                call["old_rv"] = seen.get(k, "")
+            if kind == "delete":
+                call["tombstone"] = False  # never a DeletedFinalStateUnknown
+                seen.pop(k, None)
+            else:
+                seen[k] = o["rv"]
+            call["cache"] = cached_rv(k)
+            record(call)
+            if raises:
+                raise RuntimeError(f"handler {name} raises, as asked")
+
+        return handle
+
+    return [(ADDED, recorder("add")), (MODIFIED, recorder("update")), (DELETED, recorder("delete"))]
 
 
 def watch_event(args: dict[str, Any]) -> dict[str, Any]:
@@ -588,9 +614,167 @@ def store_call(cache: ObjectCache, method: str, args: dict[str, Any]) -> Any:
     return None
 
 
-def main() -> int:
+# ---------------------------------------------------------------------- the wire mode
+
+
+class WireInformer:
+    """The wire mode's informer (``--wire``; docs/protocol.md "Wire mode"): on ``start``
+    a real ``SharedInformer`` over ``CoreV1Api`` on the ``ApiClient`` that
+    ``config.new_client_from_config`` builds from the harness's kubeconfig. Nothing is
+    faked: its requests reach the harness's server, on real time. The handlers record
+    from the informer's thread; ``state`` answers at once from the harness's."""
+
+    def __init__(self) -> None:
+        self.handlers: list[tuple[str, bool]] = []
+        self.informer: SharedInformer | None = None
+        self.lock = threading.Lock()
+        self.calls: list[dict[str, Any]] = []
+        self.watched = False
+
+    def record(self, call: dict[str, Any]) -> None:
+        with self.lock:
+            self.calls.append(call)
+
+    def start(self, path: str) -> None:
+        if self.informer is not None:
+            raise Refused("bad_request", "the informer has started")
+        api = client.CoreV1Api(config.new_client_from_config(config_file=path))
+        informer = SharedInformer(self.noting_watches(api.list_config_map_for_all_namespaces))
+        for name, raises in self.handlers:
+            for event, handle in recording_handlers(name, raises, self.cached_rv, self.record):
+                informer.add_event_handler(event, handle)
+        self.informer = informer
+        informer.start()
+
+    def noting_watches(self, list_func: Callable[..., Any]) -> Callable[..., Any]:
+        """``list_func`` itself, noting its first watch call (``has_synced``).
+        ``functools.wraps`` keeps the signature and docstring ``Watch.stream`` reads the
+        return type from."""
+
+        @functools.wraps(list_func)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("watch"):
+                self.watched = True
+            return list_func(*args, **kwargs)
+
+        return call
+
+    def cached_rv(self, k: str) -> str | None:
+        found = self.informer.cache.get_by_key(k) if self.informer is not None else None
+        return None if found is None else _meta(found)[2]
+
+    def observe(self) -> dict[str, Any]:
+        with self.lock:
+            calls, self.calls = self.calls, []
+        objects = self.informer.cache.list() if self.informer is not None else []
+        return {
+            "waiting": {"op": "wire"},
+            # As in the scripted mode: no HasSynced, so true from the first watch request
+            # on, which comes only after the first list filled the cache and notified.
+            "has_synced": self.watched,
+            "cache": sorted((from_k8s(o) for o in objects), key=key),
+            "calls": calls,
+        }
+
+    def call(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "add_handler":
+            self.handlers.append((str(args.get("name")), bool(args.get("raises"))))
+        elif method == "start":
+            path = args.get("kubeconfig")
+            if not isinstance(path, str):
+                raise Refused("bad_request", "start needs a kubeconfig path")
+            self.start(path)
+        elif method != "state":
+            raise Refused("unsupported", f"no {method!r} in the wire mode")
+        return self.observe()
+
+    def close(self) -> None:
+        """``SharedInformer.stop``, waited for a moment only: it joins the informer's
+        thread, which a request in flight holds until the server answers."""
+        if self.informer is not None:
+            stopping = threading.Thread(target=self.informer.stop, daemon=True)
+            stopping.start()
+            stopping.join(timeout=WIRE_STOP_SECONDS)
+
+
+class WireAdapter:
+    """Protocol 2, the informer component alone, with ``"wire": true``."""
+
+    def __init__(self, quiescence: float) -> None:
+        self.quiescence = quiescence
+        self.instances: dict[str, WireInformer] = {}
+
+    def reset(self) -> None:
+        for inst in self.instances.values():
+            inst.close()
+        self.instances = {}
+
+    def handle(self, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        if op == "hello":
+            if request.get("protocol") != 2:
+                raise Refused("unsupported", "the wire mode speaks protocol 2")
+            caps: dict[str, Any] = {
+                "methods": ["add_handler", "start", "state"],
+                "behaves_like": None,
+                "wire": True,
+                "quiescence_seconds": self.quiescence,
+            }
+            return {
+                "protocol": 2,
+                "name": "kubernetes-python-adapter",
+                "version": VERSION,
+                "implementation": f"kubernetes (Python client) {VERSION}: SharedInformer",
+                "components": {"informer": caps},
+            }
+        if op == "reset":
+            self.reset()
+            return None
+        if op == "create":
+            if request.get("component") != "informer":
+                raise Refused("unsupported", "the wire mode offers the informer alone")
+            if (request.get("options") or {}).get("resync"):
+                raise Refused("unsupported", "the wire mode runs without resync")
+            name = str(request.get("instance"))
+            if name in self.instances:
+                self.instances[name].close()
+            self.instances[name] = WireInformer()
+            return None
+        if op != "call":
+            raise Refused("bad_request", f"unknown op {op!r}")
+        inst = self.instances.get(str(request.get("instance")))
+        if inst is None:
+            raise Refused("no_instance", "no such instance")
+        return inst.call(str(request.get("method")), request.get("args") or {})
+
+
+USAGE = "usage: adapter.py [--wire [--quiescence SECONDS]]"
+
+
+def from_flags(args: list[str]) -> Adapter | WireAdapter | None:
+    """The adapter the command line asks for; None for a usage error."""
+    if not args:
+        use_fake_time()
+        return Adapter()
+    if args[0] != "--wire" or len(args) not in (1, 3):
+        return None
+    if len(args) == 1:
+        return WireAdapter(WIRE_QUIESCENCE_SECONDS)
+    try:
+        quiescence = float(args[2])
+    except ValueError:
+        return None
+    if args[1] != "--quiescence" or not 0 < quiescence <= 60:
+        return None
+    return WireAdapter(quiescence)
+
+
+def main(argv: list[str] | None = None) -> int:
+    adapter = from_flags(sys.argv[1:] if argv is None else argv)
+    if adapter is None:
+        print(USAGE, file=sys.stderr)
+        return 2
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    adapter = Adapter()
     for line in sys.stdin.buffer:
         request: Any = None
         try:
