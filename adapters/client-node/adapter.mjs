@@ -3,6 +3,9 @@
 //
 //     adapters/client-node/run [--workaround=none|restart-after-error] [--synced=list|start]
 //                              [--raises=throw|record]
+//     adapters/client-node/run --wire [--quiescence=SECONDS] [the flags above]
+//
+// With --wire the informer is client-node's own, over HTTP: see wire.mjs. Without it:
 //
 // The informer under test is client-node's own ListWatch (what makeInformer builds),
 // given a scripted Watch and a list function whose requests wait for the harness's
@@ -28,9 +31,10 @@
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createInterface } from 'node:readline';
 import { ApiException, ListWatch } from '@kubernetes/client-node';
+import { addRecordingHandler, cacheOf, handlerArgs, log, Refused, serve } from './common.mjs';
 import { FakeClock } from './fake-clock.mjs';
+import { WireInformer, wireCapabilities } from './wire.mjs';
 
 const PROTOCOLS = [1, 2];
 const ADAPTER_VERSION = '0.1.0';
@@ -57,40 +61,37 @@ const STATUS = {
 
 // Flags (README.md): the defaults are the configuration under test (the library with
 // nothing added); the others show one behaviour each, add a user's workaround, or look
-// past a known finding (--raises=record).
+// past a known finding (--raises=record). The wire mode's default restarts after an
+// error, as client-node's documentation shows its users (wire.mjs).
 const FLAGS = {
   workaround: ['none', 'restart-after-error'],
   synced: ['list', 'start'],
   raises: ['throw', 'record'],
 };
+const WIRE = process.argv[2] === '--wire';
 const flags = Object.fromEntries(Object.entries(FLAGS).map(([name, values]) => [name, values[0]]));
-for (const arg of process.argv.slice(2)) {
+if (WIRE) flags.workaround = 'restart-after-error';
+for (const arg of process.argv.slice(WIRE ? 3 : 2)) {
   const m = /^--([a-z-]+)=(.*)$/.exec(arg);
-  if (!m || !FLAGS[m[1]]?.includes(m[2])) {
+  if (WIRE && m?.[1] === 'quiescence' && Number(m[2]) > 0 && Number(m[2]) <= 60) {
+    flags.quiescence = Number(m[2]);
+  } else if (!m || !FLAGS[m[1]]?.includes(m[2])) {
     const usage = Object.entries(FLAGS).map(([n, v]) => `[--${n}=${v.join('|')}]`);
-    process.stderr.write(`usage: adapter.mjs ${usage.join(' ')}\n`);
+    process.stderr.write(`usage: adapter.mjs [--wire [--quiescence=SECONDS]] ${usage.join(' ')}\n`);
     process.exit(3);
+  } else {
+    flags[m[1]] = m[2];
   }
-  flags[m[1]] = m[2];
 }
 
 const clientVersion = JSON.parse(
   readFileSync(createRequire(import.meta.url).resolve('@kubernetes/client-node/package.json'), 'utf8'),
 ).version;
 
-const log = (text) => process.stderr.write(`${text}\n`);
-
-class Refused extends Error {
-  constructor(kind, message) {
-    super(message);
-    this.kind = kind;
-  }
-}
-
 // ------------------------------------------------------------------ time and quiescence
 
 const clock = new FakeClock();
-clock.install();
+if (!WIRE) clock.install(); // the wire mode runs on real time
 
 // Bumped by everything the informer does through the adapter's hooks: list and watch
 // requests, handler calls, error and connect events, start() settling, timers fired,
@@ -136,20 +137,6 @@ function toK8s(obj, bookmark = false) {
   }
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata };
 }
-
-function fromK8s(obj) {
-  const m = obj.metadata ?? {};
-  const labels = Object.fromEntries(Object.entries(m.labels ?? {}).sort(([a], [b]) => byBytes(a, b)));
-  return { namespace: m.namespace || '', name: m.name || '', rv: m.resourceVersion || '', labels };
-}
-
-function keyOf(obj) {
-  const m = obj.metadata ?? {};
-  return m.namespace ? `${m.namespace}/${m.name || ''}` : m.name || '';
-}
-
-// UTF-8 byte order is code point order, as Python sorts strings.
-const byBytes = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 function statusOf(reason) {
   const s = STATUS[reason];
@@ -228,7 +215,7 @@ class InformerUnderTest {
     this.synced = false;
     this.dead = false; // after reset: ignore everything it still does
     this.calls = [];
-    this.handlers = new Set();
+    this.handlerNames = new Set();
 
     const watch = { watch: (path, params, callback, done) => this.watch(params, callback, done) };
     const listFn = () => this.list();
@@ -308,38 +295,12 @@ class InformerUnderTest {
     if (got !== op) throw new Refused('bad_request', `the informer is not waiting for ${op} (${got})`);
   }
 
-  cachedRv(obj) {
-    const m = obj.metadata ?? {};
-    const found = this.informer.get(m.name || '', m.namespace || '');
-    return found ? found.metadata?.resourceVersion ?? '' : null;
-  }
-
-  addHandler({ name, raises = false, resync = null }) {
-    if (typeof name !== 'string' || this.handlers.has(name)) {
-      throw new Refused('bad_request', `bad or repeated handler name ${JSON.stringify(name)}`);
-    }
-    if (typeof raises !== 'boolean') throw new Refused('bad_request', "'raises' must be a boolean");
-    if (resync !== null && resync !== 0) {
-      throw new Refused('unsupported', 'client-node has no resync');
-    }
-    this.handlers.add(name);
-    const seen = new Map(); // key -> rv this handler was last given
-    const record = (kind, obj) => {
+  addHandler(args) {
+    const { name, raises } = handlerArgs(args, this.handlerNames);
+    addRecordingHandler(this.informer, name, raises && flags.raises === 'throw', (call) => {
       activity++;
-      const key = keyOf(obj);
-      const rv = obj?.metadata?.resourceVersion ?? '';
-      const call = { handler: name, kind, key, rv };
-      if (kind === 'update') call.old_rv = seen.get(key) ?? '';
-      if (kind === 'delete') call.tombstone = false;
-      call.cache = this.cachedRv(obj);
-      if (kind === 'delete') seen.delete(key);
-      else seen.set(key, rv);
       if (!this.dead) this.calls.push(call);
-      if (raises && flags.raises === 'throw') throw new Error(`handler ${name} raises, as asked`);
-    };
-    this.informer.on('add', (obj) => record('add', obj));
-    this.informer.on('update', (obj) => record('update', obj));
-    this.informer.on('delete', (obj) => record('delete', obj));
+    });
   }
 
   call(method, args) {
@@ -421,13 +382,9 @@ class InformerUnderTest {
     if (flags.synced === 'list' && this.listApplied && this.informer.latestResourceVersion() !== '') {
       this.synced = true; // the list's items are in the cache and its rv recorded
     }
-    const cache = this.informer
-      .list()
-      .map(fromK8s)
-      .sort((a, b) => byBytes(a.namespace ? `${a.namespace}/${a.name}` : a.name, b.namespace ? `${b.namespace}/${b.name}` : b.name));
     const calls = this.calls;
     this.calls = [];
-    return { waiting: this.waiting(), has_synced: this.synced, cache, calls };
+    return { waiting: this.waiting(), has_synced: this.synced, cache: cacheOf(this.informer), calls };
   }
 
   kill() {
@@ -450,7 +407,9 @@ function hello(request) {
     throw new Refused('unsupported', `this adapter speaks protocols ${PROTOCOLS.join(', ')}`);
   }
   const components = {};
-  if (request.protocol >= 2) {
+  if (request.protocol >= 2 && WIRE) {
+    components.informer = wireCapabilities(flags);
+  } else if (request.protocol >= 2) {
     components.informer = { methods: INFORMER_METHODS, behaves_like: null, initial: false, resync: false };
   }
   return {
@@ -458,8 +417,9 @@ function hello(request) {
     name: 'client-node-adapter',
     version: ADAPTER_VERSION,
     implementation:
-      `@kubernetes/client-node ${clientVersion} (npm): ListWatch with a scripted Watch and list ` +
-      `function, on Node ${process.version}; flags: ${process.argv.slice(2).join(' ') || 'none'}`,
+      `@kubernetes/client-node ${clientVersion} (npm): ` +
+      (WIRE ? 'makeInformer over its own Watch and CoreV1Api' : 'ListWatch with a scripted Watch and list function') +
+      `, on Node ${process.version}; flags: ${process.argv.slice(2).join(' ') || 'none'}`,
     components,
   };
 }
@@ -471,8 +431,10 @@ async function handle(request) {
     case 'reset':
       for (const inf of informers.values()) inf.kill();
       informers.clear();
-      await settle();
-      clock.reset();
+      if (!WIRE) {
+        await settle();
+        clock.reset();
+      }
       return null;
     case 'create': {
       if (typeof request.instance !== 'string') throw new Refused('bad_request', "'instance' must be a string");
@@ -483,8 +445,9 @@ async function handle(request) {
       if (typeof resync !== 'number' || resync < 0) throw new Refused('bad_request', "'resync' must be seconds >= 0");
       if (resync !== 0) throw new Refused('unsupported', 'client-node has no resync');
       informers.get(request.instance)?.kill();
-      informers.set(request.instance, new InformerUnderTest(request.instance));
-      await settle();
+      const Informer = WIRE ? WireInformer : InformerUnderTest;
+      informers.set(request.instance, new Informer(request.instance, flags));
+      if (!WIRE) await settle();
       return null;
     }
     case 'call': {
@@ -492,10 +455,12 @@ async function handle(request) {
       if (!inf) throw new Refused('no_instance', `no instance ${JSON.stringify(request.instance)}`);
       if (typeof request.method !== 'string') throw new Refused('bad_request', "'method' must be a string");
       inf.call(request.method, request.args ?? {});
+      if (WIRE) return inf.observation(); // at once: the harness polls (docs/protocol.md)
       await settle();
       return inf.observation();
     }
     case 'advance': {
+      if (WIRE) throw new Refused('unsupported', 'the wire mode runs on real time');
       const seconds = request.seconds;
       if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
         throw new Refused('bad_request', "'seconds' must be a number >= 0");
@@ -515,31 +480,4 @@ async function handle(request) {
   }
 }
 
-async function main() {
-  process.stdout.on('error', () => process.exit(0)); // the harness went away
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  for await (const line of lines) {
-    let request;
-    let response;
-    try {
-      request = JSON.parse(line);
-    } catch {
-      request = null;
-    }
-    if (request === null || typeof request !== 'object' || !Number.isInteger(request.id)) {
-      response = { id: request?.id ?? null, error: { kind: 'bad_request', message: 'not a request' } };
-    } else {
-      try {
-        response = { id: request.id, result: await handle(request) };
-      } catch (err) {
-        const kind = err instanceof Refused ? err.kind : 'internal';
-        if (kind === 'internal') log(`internal error: ${err?.stack ?? err}`);
-        response = { id: request.id, error: { kind, message: String(err?.message ?? err) } };
-      }
-    }
-    process.stdout.write(`${JSON.stringify(response)}\n`);
-  }
-  process.exit(0);
-}
-
-main();
+serve(handle);
