@@ -1,11 +1,12 @@
 """``refimpl conform --wire`` against client-node's wire adapter (``run --wire``).
 
 client-node 2.0.1's own informer (``makeInformer`` over its real ``Watch`` and
-``CoreV1Api``), built from the harness's kubeconfig with the restart after an ``error``
-event that client-node's documentation shows its users, must pass the wire-mode checks
-on fixed seeds and leave no server thread behind. Without that restart
-(``--workaround=none``) a 500 ends the informer for good: the run reports INF-3's
-liveness finding (adapters/client-node/README.md, "Over the wire"). Skipped unless the
+``CoreV1Api``), built from the harness's kubeconfig over HTTPS (the adapter declares
+``"tls": true``), with the restart after an ``error`` event that client-node's
+documentation shows its users (``--workaround=restart-after-error``), must pass the
+wire-mode checks on fixed seeds and leave no server thread behind. Without that restart
+(the default, the library alone) a 500 ends the informer for good: the run reports
+INF-3's liveness finding (adapters/client-node/README.md, "Over the wire"). Skipped unless the
 adapter was built (``make -C adapters/client-node build``; in CI ``make peers`` builds
 it first).
 """
@@ -38,7 +39,7 @@ def _run(seed: int, *flags: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_client_node_passes_over_the_wire(seed: int, no_thread_left: None) -> None:
-    rc, out = _run(seed)
+    rc, out = _run(seed, "--workaround=restart-after-error")
     assert rc == EXIT_OK, out
     assert "informer (wire): PASS" in out
     # Some handler calls were checked: the informer did see the writes.
@@ -48,7 +49,7 @@ def test_client_node_passes_over_the_wire(seed: int, no_thread_left: None) -> No
 def test_without_the_documented_restart_a_500_ends_the_informer(no_thread_left: None) -> None:
     # Seed 3's plan answers a watch and three lists with 500s: each ends ListWatch's
     # loop with an `error` event, and nothing starts it again.
-    rc, out = _run(3, "--workaround=none", "--quiescence=5")
+    rc, out = _run(3, "--quiescence=5")
     assert rc == EXIT_FAILED, out
     words = " ".join(out.split())  # the report wraps at 100 columns
     assert "INF-3 convergence (liveness): after 5." in words
@@ -73,6 +74,7 @@ def test_the_wire_flag_offers_only_the_wire_informer() -> None:
             "methods": ["add_handler", "start", "state"],
             "behaves_like": None,
             "wire": True,
+            "tls": True,
             "quiescence_seconds": 40,
         }
     }

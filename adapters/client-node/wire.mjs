@@ -3,9 +3,12 @@
 // documentation shows users (its docs' "Watching & Caching" page, which shows the
 // example examples/typescript/informer/informer.ts): KubeConfig.loadFromFile, makeApiClient(
 // CoreV1Api), makeInformer(kc, '/api/v1/configmaps', listFn) over its real Watch (undici
-// fetch), handlers on 'add'/'update'/'delete', and on 'error' a restart 5 s later, as
-// the example does (--workaround=none leaves it out). Nothing scripted in between, no
-// fake time. Answers add_handler, start and state, each with the observation taken at
+// fetch), handlers on 'add'/'update'/'delete', and with --workaround=restart-after-error
+// a restart 5 s after an 'error', as the example does (the default, as in the scripted
+// mode, is the library alone). It asks the harness for HTTPS ("tls": true): client-node
+// refuses a plain http:// server unless the kubeconfig sets insecure-skip-tls-verify
+// (config.js, createDispatcherOptions), and over TLS it reads the kubeconfig's CA and
+// token as they are. Nothing scripted in between, no fake time. Answers add_handler, start and state, each with the observation taken at
 // once, as refimpl's reference wire adapter (refimpl/conformance/wire/adapter.py) does.
 
 import { CoreV1Api, KubeConfig, makeInformer } from '@kubernetes/client-node';
@@ -22,25 +25,9 @@ export function wireCapabilities(flags) {
     methods: ['add_handler', 'start', 'state'],
     behaves_like: null,
     wire: true,
+    tls: true,
     quiescence_seconds: flags.quiescence ?? QUIESCENCE_SECONDS,
   };
-}
-
-// client-node refuses a plain http:// server unless its kubeconfig entry says
-// `insecure-skip-tls-verify: true` (config.js, createDispatcherOptions: "HTTP protocol
-// is not allowed when skipTLSVerify is not set or false"), before any request is sent.
-// The harness's server is plain HTTP and its kubeconfig has no such key, so the adapter
-// sets it, through the public loadFromOptions, as a user would in the file.
-function allowPlainHttp(kc) {
-  const current = kc.getCurrentCluster();
-  if (!current?.server.startsWith('http:') || current.skipTLSVerify) return;
-  log(`${current.server} is plain http: insecure-skip-tls-verify set on cluster ${current.name}`);
-  kc.loadFromOptions({
-    clusters: kc.clusters.map((c) => (c === current ? { ...c, skipTLSVerify: true } : c)),
-    contexts: kc.contexts,
-    users: kc.users,
-    currentContext: kc.currentContext,
-  });
 }
 
 export class WireInformer {
@@ -84,7 +71,6 @@ export class WireInformer {
     } catch (err) {
       throw new Refused('bad_request', `kubeconfig ${path}: ${err?.message ?? err}`);
     }
-    allowPlainHttp(kc);
     const api = kc.makeApiClient(CoreV1Api);
     const informer = makeInformer(kc, PATH, () => api.listConfigMapForAllNamespaces());
     this.informer = informer;
