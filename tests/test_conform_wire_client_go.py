@@ -49,6 +49,7 @@ def test_the_wire_flag_offers_only_the_wire_informer() -> None:
         assert components["informer"].get("wire") is wire
         if wire:
             assert list(components) == ["informer"]
+            assert components["informer"].get("tls") is True  # clientcmd reads the token
             assert components["informer"].get("quiescence_seconds") == (
                 20 if "--quiescence" in flags else None
             )

@@ -61,8 +61,10 @@ func wireComponent(quiescence float64) component {
 		name:        "informer",
 		minProtocol: 2,
 		capabilities: func() map[string]any {
+			// tls: the harness serves HTTPS with its CA in the kubeconfig, where clientcmd
+			// reads the user's token itself, as it does for any real cluster.
 			caps := map[string]any{"methods": []string{"add_handler", "start", "state"},
-				"behaves_like": nil, "wire": true}
+				"behaves_like": nil, "wire": true, "tls": true}
 			if quiescence > 0 {
 				caps["quiescence_seconds"] = quiescence
 			}
@@ -148,8 +150,9 @@ func (w *wireInformer) start(path string) error {
 }
 
 // restConfig builds the rest.Config from the kubeconfig. clientcmd reads a user's
-// credentials only for a TLS server (client_config.go, ClientConfig), and the harness's
-// server is plain http://, so the token is set here from the kubeconfig's current user.
+// credentials only for a TLS server (client_config.go, ClientConfig): the harness serves
+// TLS to this adapter, but for a plain http:// server (refimpl serve without --tls) the
+// token is set here from the kubeconfig's current user.
 func restConfig(path string) (*rest.Config, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil || rest.IsConfigTransportTLS(*config) {
