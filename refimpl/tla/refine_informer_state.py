@@ -71,6 +71,7 @@ from refimpl.tla.refine_fifo import (
 )
 from refimpl.tla.refine_informer_parts import (
     BuiltInformer,
+    HiddenState,
     NeverStop,
     PendingWatch,
     ScriptedListerWatcher,
@@ -84,6 +85,7 @@ from refimpl.tla.refine_informer_parts import (
     spec_rv,
     spec_rv_map,
 )
+from refimpl.tla.replay import Reached
 from refimpl.tla.values import Fn, Value
 from refimpl.watch import BOOKMARK, ERROR, WatchEvent
 
@@ -235,6 +237,9 @@ class InformerStates:
         self._walk_loop(
             built, phase, last_sync, bool(state["populated"]), short=short, refused=refuse_watch
         )
+        if isinstance(state, Reached) and state.hidden is not None:
+            # The replay executes a path: the core is put back as the path left it.
+            cast(HiddenState, state.hidden).restore(core)
         if self.faults and state["bookmark"]:
             self._load_bookmark(built, state["bookmark"])
         if compacted:
