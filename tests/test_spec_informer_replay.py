@@ -28,7 +28,7 @@ from refimpl.tla.graph import StateGraph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.replay import replay
-from refimpl.tour.ch07_model_and_code import handler_first
+from refimpl.tour.ch07_model_and_code import WatchFromListRV, handler_first
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 KEYS = ("a", "b")  # MCKeys
@@ -130,6 +130,13 @@ BROKEN = [
     ),
     pytest.param(
         FifoMode.REAL_ATOMIC, {"informer_factory": NonAtomicFifoInformer}, id="atomic-not-atomic"
+    ),
+    # Hidden state (the list's rv), caught because the replay executes the graph
+    # (the DeltaFIFO graph: tests/test_code_mutants.py).
+    pytest.param(
+        FifoMode.REAL_ATOMIC,
+        {"reflector_core_factory": WatchFromListRV},
+        id="atomic-rewatch-from-list-rv",
     ),
 ]
 
