@@ -226,6 +226,8 @@ REWATCH_LIST_RV = Mutant(
     ),
     conform="informer-rewatch-from-list-rv",
     unit=lambda: _sim_violation(SIM_RUN, MUTANTS["rewatch-rv-regression"], "rv-order"),
+    # At the first WatchEvent: lastSyncRV, a spec variable, does not move (no hidden
+    # state involved; the re-watch from the list's rv, hidden state, is rewatch-from-list-rv).
     replay=lambda: _informer_replay(
         FifoMode.DELTA, reflector_core_factory=BROKEN_BUGS.RewatchFromListRV
     ),

@@ -416,22 +416,26 @@ class HiddenState:
     """The code state the informer replay carries along the path it executes
     (``Move.hidden``, :class:`~refimpl.tla.replay.Reached`): every field of the
     reflector core (its ``__slots__`` and, in a subclass without slots, its
-    ``__dict__``), mutable values copied one level down. The last list's rv, the
-    internal-error retry window, anything a (broken) core keeps besides
-    ``lastSyncRV``: what the spec does not carry, and a rebuild would otherwise make up
-    (refimpl/tla/refine_informer_state.py puts it back after walking the loop)."""
+    ``__dict__``). The last list's rv, the internal-error retry window, anything a
+    (broken) core keeps besides ``lastSyncRV``: what the spec does not carry, and a
+    rebuild would otherwise make up (refimpl/tla/refine_informer_state.py puts it back
+    after walking the loop). It keeps the move's own core, which nothing touches after
+    the move (each move is made on an informer built for it alone), and copies its
+    fields into each rebuild, mutable values one level down."""
 
-    core: tuple[tuple[str, object], ...]
+    core: ReflectorCore
 
     @classmethod
     def of(cls, built: BuiltInformer) -> HiddenState:
-        core = built.core
-        fields = [(n, getattr(core, n, _UNSET)) for n in _field_names(type(core))]
-        fields += getattr(core, "__dict__", {}).items()
-        return cls(tuple((n, _copied(v)) for n, v in fields if v is not _UNSET))
+        return cls(built.core)
 
     def restore(self, core: ReflectorCore) -> None:
-        for name, value in self.core:
+        source = self.core
+        for name in _field_names(type(source)):
+            value = getattr(source, name, _UNSET)
+            if value is not _UNSET:
+                setattr(core, name, _copied(value))
+        for name, value in getattr(source, "__dict__", {}).items():
             setattr(core, name, _copied(value))
 
 
