@@ -8,7 +8,9 @@ the FIFO core, the indexer, the listener's buffer -- is rebuilt through the mapp
 refimpl/tla/refine_informer.py; every move the code can make (server writes and
 compaction, the reflector's next step, processing, the handler's next notification)
 must land on the successor the graph names for that action, and every graph edge must
-have such a code move. Broken parts, each a plausible bug, must fail the replay.
+have such a code move. The replay executes the graph: each state's reflector core is the
+one the code move into it left (hidden state the spec does not carry, such as the last
+list's rv). Broken parts, each a plausible bug, must fail the replay.
 """
 
 from __future__ import annotations

@@ -431,14 +431,10 @@ class HiddenState:
 
     def restore(self, core: ReflectorCore) -> None:
         source = self.core
-        for name in _field_names(type(source)):
-            value = getattr(source, name, _UNSET)
-            if value is not _UNSET:
-                setattr(core, name, _copied(value))
-        for name, value in getattr(source, "__dict__", {}).items():
-            setattr(core, name, _copied(value))
-
-
-def _copied(value: object) -> object:
-    # Each rebuilt core gets its own copy of a mutable field (the retry window).
-    return value if type(value) in _IMMUTABLE else copy.copy(value)
+        fields = [(n, getattr(source, n, _UNSET)) for n in _field_names(type(source))]
+        fields += getattr(source, "__dict__", {}).items()
+        for name, value in fields:
+            if value is _UNSET:
+                continue
+            # Each rebuilt core gets its own copy of a mutable field (the retry window).
+            setattr(core, name, value if type(value) in _IMMUTABLE else copy.copy(value))

@@ -29,6 +29,12 @@ rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
     view, lastRV       the recording handler
     applied            the spec's set + the notes whose handler call found the
                        indexer already showing them
+
+What no spec variable holds is made up by a rebuild (the loop has just listed at
+``lastSyncRV``, its watch is older than a very short one), except the reflector core:
+handed a :class:`~refimpl.tla.replay.Reached` state by the executing replay, the build
+puts back the core the move into that state left (:class:`HiddenState`), so a core that
+keeps its own resourceVersion (the last list's, say) is checked as the path left it.
 """
 
 from __future__ import annotations
