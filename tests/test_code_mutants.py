@@ -49,13 +49,13 @@ from refimpl.meta import DeletedFinalStateUnknown, Object
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator
 from refimpl.tla import trace as tr
-from refimpl.tla.graph import StateGraph
+from refimpl.tla.graph import StateGraph, freeze_state
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_fifo import DeltaFIFOMapping
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.refine_workqueue import WorkQueueMapping
 from refimpl.tla.replay import ReplayReport, replay
-from refimpl.tour.ch07_model_and_code import handler_first
+from refimpl.tour.ch07_model_and_code import WatchFromListRV, handler_first
 from refimpl.workqueue import virtual
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
@@ -226,11 +226,29 @@ REWATCH_LIST_RV = Mutant(
     ),
     conform="informer-rewatch-from-list-rv",
     unit=lambda: _sim_violation(SIM_RUN, MUTANTS["rewatch-rv-regression"], "rv-order"),
+    # At the first WatchEvent: lastSyncRV, a spec variable, does not move (no hidden
+    # state involved; the re-watch from the list's rv, hidden state, is rewatch-from-list-rv).
     replay=lambda: _informer_replay(
         FifoMode.DELTA, reflector_core_factory=BROKEN_BUGS.RewatchFromListRV
     ),
     # WatchDrop re-watches from an older rv than the last synced one (the compaction
     # point): events arrive again, PerKeyRVOrder (INF-2) breaks.
+    models=("InformerRewatchRewinds", "InformerAtomicRewatchRewinds"),
+)
+
+WATCH_FROM_LIST_RV = Mutant(
+    "rewatch-from-list-rv",
+    "watch events move the last synced rv, but a re-watch asks for the last list's rv "
+    "(hidden state: no spec variable holds it) and the events since come again (REF-3)",
+    lambda: [(reflector_module, "ReflectorCore", WatchFromListRV)],
+    trace=(
+        TraceRun("Informer", "informer-spec", "delta", 1),
+        TraceRun("InformerAtomic", "informer-spec", "real-atomic", 1),
+    ),
+    unit=lambda: _sim_violation(SIM_RUN, MUTANTS["rewatch-from-list-rv"], "rv-order"),
+    # The replay executes the path to each state (refimpl/tla/replay.py), so the core
+    # keeps the list's rv it was left with: WatchDrop after an event re-watches from it.
+    replay=lambda: _informer_replay(FifoMode.DELTA, reflector_core_factory=WatchFromListRV),
     models=("InformerRewatchRewinds", "InformerAtomicRewatchRewinds"),
 )
 
@@ -270,6 +288,7 @@ MUTANTS: dict[str, Mutant] = {
             models=("InformerRewatchAfter410",),
         ),
         REWATCH_LIST_RV,
+        WATCH_FROM_LIST_RV,
         Mutant(
             "done-forgets-dirty",
             "Done drops a key re-added while in flight instead of re-queueing it",
@@ -378,3 +397,20 @@ def test_trace_validation_rejects_the_mutant(name: str, run: TraceRun) -> None:
     checked = tr.checked_lines(bad, run.spec)
     differs = json.loads(bad[first])
     assert checked[rejected.failed.index - 1]["step"] >= differs["step"], rejected.summary()
+
+
+def test_the_rebuild_alone_misses_the_hidden_state_mutant() -> None:
+    """Where the replay catches rewatch-from-list-rv, the state rebuilt without the
+    path to it (``execute=False``: the list was at lastSyncRV) moves as the spec says:
+    what catches the mutant is the core carried along the executed path."""
+    replay_fn = MUTANTS["rewatch-from-list-rv"].replay
+    assert replay_fn is not None
+    report = replay_fn()
+    assert report.mismatches, report.summary()
+    at = int(report.mismatches[0].split()[1])
+    graph = _graph("Informer")
+    mapping = InformerMapping(("a", "b"), 3, FifoMode.DELTA, reflector_core_factory=WatchFromListRV)
+    here = graph.key(at)
+    spec = {(e.action, e.args, graph.key(e.target)) for e in graph.successors()[at]}
+    code = {(m.action, m.args, freeze_state(m.successor)) for m in mapping(graph.states[at])}
+    assert {c for c in code if c[2] != here} == {s for s in spec if s[2] != here}

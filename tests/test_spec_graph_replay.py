@@ -11,15 +11,17 @@ the same replay, which shows the replay can tell.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import TypeVar, cast
 
 import pytest
 from spec_graphs import spec_graph
 from test_conformance_broken import BROKEN_BUGS
 
-from refimpl.tla.graph import StateGraph
+from refimpl.tla.graph import Edge, StateGraph
 from refimpl.tla.refine_workqueue import WorkQueueMapping
-from refimpl.tla.replay import replay
+from refimpl.tla.replay import Move, replay
+from refimpl.tla.values import Value
 from refimpl.workqueue.core import QueueCore
 
 KEYS = ("a", "b")  # MCWorkQueue.tla: MCKeys
@@ -115,3 +117,44 @@ class DrainWaitsForQueueCore(QueueCore[T]):
 def test_replay_catches_a_broken_core(graph: StateGraph, broken: type[QueueCore[str]]) -> None:
     report = replay(graph, WorkQueueMapping(KEYS, NO_ITEM, factory=broken))
     assert not report.ok, f"{broken.__name__} passed the replay: {report.summary()}"
+
+
+# -- executing the graph: hidden state carried along it --------------------------------
+
+
+def _counter_graph() -> StateGraph:
+    """n counts 0, 1, 2 by Inc; Reset goes back to 0 from 2."""
+    edges = (Edge(0, 1, "Inc"), Edge(1, 2, "Inc"), Edge(2, 0, "Reset"))
+    states = tuple({"n": n} for n in range(3))
+    return StateGraph(("n",), states, (0,), edges)
+
+
+def _counter(*, skips: bool) -> Callable[[Mapping[str, Value]], list[Move]]:
+    """A counter whose code also keeps how many steps it made (hidden: not in the
+    spec). ``skips``: after its first step, Inc adds 2."""
+
+    def moves(state: Mapping[str, Value]) -> list[Move]:
+        n = cast(int, state["n"])
+        steps = cast(int, getattr(state, "hidden", None) or 0)
+        if n == 2:
+            return [Move("Reset", (), {"n": 0}, steps + 1)]
+        return [Move("Inc", (), {"n": n + (2 if skips and steps else 1)}, steps + 1)]
+
+    return moves
+
+
+def test_executed_replay_carries_hidden_state_along_the_graph() -> None:
+    graph = _counter_graph()
+    for execute in (False, True):
+        report = replay(graph, _counter(skips=False), execute=execute)
+        assert report.ok and report.states == 3 and report.edges == 3, report.summary()
+    # A bug in hidden state: a state rebuilt alone (0 steps) hides it; reached by
+    # executing Inc from the initial state (1 step) the code skips a number.
+    assert replay(graph, _counter(skips=True), execute=False).ok
+    report = replay(graph, _counter(skips=True), execute=True)
+    assert report.mismatches == (
+        "state 1 [n=1]: code Inc goes to a state outside the graph, which the spec does not allow",
+        "state 1 [n=1]: spec edge Inc -> state 2 has no matching code move",
+    ), report.mismatches
+    # State 2, which no code move reached, is still replayed (from no hidden state).
+    assert report.complete and report.states == 3

@@ -8,7 +8,9 @@ the FIFO core, the indexer, the listener's buffer -- is rebuilt through the mapp
 refimpl/tla/refine_informer.py; every move the code can make (server writes and
 compaction, the reflector's next step, processing, the handler's next notification)
 must land on the successor the graph names for that action, and every graph edge must
-have such a code move. Broken parts, each a plausible bug, must fail the replay.
+have such a code move. The replay executes the graph: each state's reflector core is the
+one the code move into it left (hidden state the spec does not carry, such as the last
+list's rv). Broken parts, each a plausible bug, must fail the replay.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from refimpl.tla.graph import StateGraph
 from refimpl.tla.manifest import load_manifest
 from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.replay import replay
-from refimpl.tour.ch07_model_and_code import handler_first
+from refimpl.tour.ch07_model_and_code import WatchFromListRV, handler_first
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 KEYS = ("a", "b")  # MCKeys
@@ -130,6 +132,13 @@ BROKEN = [
     ),
     pytest.param(
         FifoMode.REAL_ATOMIC, {"informer_factory": NonAtomicFifoInformer}, id="atomic-not-atomic"
+    ),
+    # Hidden state (the list's rv), caught because the replay executes the graph
+    # (the DeltaFIFO graph: tests/test_code_mutants.py).
+    pytest.param(
+        FifoMode.REAL_ATOMIC,
+        {"reflector_core_factory": WatchFromListRV},
+        id="atomic-rewatch-from-list-rv",
     ),
 ]
 

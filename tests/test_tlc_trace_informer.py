@@ -21,14 +21,13 @@ import pytest
 from trace_helpers import fifo_delta, fifo_obj, index_of_first, parse_generated, simulate, tlc
 
 from refimpl.cache import reflector as reflector_module
-from refimpl.cache.reflector import ReflectorCore
 from refimpl.cli import main as refimpl_main
-from refimpl.meta import ListOptions
 from refimpl.sim import get_scenario
 from refimpl.sim import informer as sim_informer
 from refimpl.sim.simulator import Simulator
 from refimpl.tla import trace as tr
 from refimpl.tla.values import Fn, Value
+from refimpl.tour.ch07_model_and_code import WatchFromListRV
 
 #: (spec, FIFO mode) of the two informer specs.
 INFORMER_MODES = [("Informer", "delta"), ("InformerAtomic", "real-atomic")]
@@ -354,25 +353,9 @@ def test_a_skipped_watch_event_is_caught(
     assert set(result.failed.changed()) == {"lastSyncRV"}
 
 
-class _WatchFromListRV(ReflectorCore):
-    """Re-watches from the last *list's* resourceVersion instead of the last event's.
-    The graph replay cannot see this (a rebuilt state has just listed at lastSyncRV);
-    docs/07-the-model-and-the-code.md says trace validation can."""
-
-    list_rv = ""
-
-    def set_last_sync_resource_version(self, resource_version: str) -> None:
-        self.list_rv = resource_version
-        super().set_last_sync_resource_version(resource_version)
-
-    def watch_options(self, timeout_seconds: int) -> ListOptions:
-        options = super().watch_options(timeout_seconds)
-        return attrs.evolve(options, resource_version=self.list_rv or options.resource_version)
-
-
 @tlc
 def test_a_watch_from_the_last_list_rv_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(reflector_module, "ReflectorCore", _WatchFromListRV)
+    monkeypatch.setattr(reflector_module, "ReflectorCore", WatchFromListRV)
     lines = spec_run(1, "delta")
     monkeypatch.undo()
     result = tr.validate(lines, "Informer")

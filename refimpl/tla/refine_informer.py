@@ -98,6 +98,7 @@ from refimpl.cache.reflector import (
 from refimpl.meta import Object
 from refimpl.tla.refine_informer_parts import (
     BuiltInformer,
+    HiddenState,
     PendingWatch,
     spec_rv_map,
 )
@@ -130,7 +131,7 @@ class InformerMapping(InformerStates):
         moves: list[Move] = []
 
         def move(action: str, built: BuiltInformer, args: tuple[Value, ...] = ()) -> None:
-            moves.append(Move(action, args, self.spec_state(built)))
+            moves.append(Move(action, args, self.spec_state(built), HiddenState.of(built)))
 
         self._server_moves(state, move)
         phase = state["reflector"]

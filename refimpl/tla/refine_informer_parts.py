@@ -7,13 +7,15 @@ the code under replay: the recording handler at the end of the listener
 holds process_deltas' handler calls between the store write and ``Distribute``
 (:class:`CallRecorder`), a watch request the server has not answered yet
 (:class:`PendingWatch`), a lister-watcher that lists in a chosen order or from a script
-(:class:`ScriptedListerWatcher`), and :class:`BuiltInformer`, every part of one rebuilt
-informer. The code is client-go's ``tools/cache`` reflector, DeltaFIFO/RealFIFO and
-shared informer as refimpl ports them.
+(:class:`ScriptedListerWatcher`), :class:`BuiltInformer`, every part of one rebuilt
+informer, and :class:`HiddenState`, what the replay carries from one rebuilt informer
+to the next along the path it executes. The code is client-go's ``tools/cache``
+reflector, DeltaFIFO/RealFIFO and shared informer as refimpl ports them.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -39,6 +41,7 @@ from refimpl.cache.reflector import (
     WaitUntil,
 )
 from refimpl.clock import FakeClock
+from refimpl.eras import Era
 from refimpl.meta import DeletedFinalStateUnknown, ListOptions, ListResult, Object
 from refimpl.tla.refine_fifo import delta_from_spec, delta_to_spec
 from refimpl.tla.values import Fn, Value
@@ -48,6 +51,7 @@ __all__ = [
     "BuiltInformer",
     "CallRecorder",
     "HandlerCall",
+    "HiddenState",
     "NeverStop",
     "Park",
     "PendingWatch",
@@ -391,3 +395,46 @@ class BuiltInformer:
     def resume(self, answer: Answer) -> None:
         """Hand ``answer`` to the loop and run it to its next park point."""
         self.park = cast(Park, self.loop.send(answer))
+
+
+#: A carried core's values of these types are shared, not copied: they are immutable.
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), Era})
+#: A core class -> the names of its slots, its bases' included.
+_SLOTS: dict[type, tuple[str, ...]] = {}
+_UNSET = object()
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _SLOTS.get(cls)
+    if names is None:
+        names = _SLOTS[cls] = tuple(s for c in cls.__mro__ for s in c.__dict__.get("__slots__", ()))
+    return names
+
+
+@attrs.frozen
+class HiddenState:
+    """The code state the informer replay carries along the path it executes
+    (``Move.hidden``, :class:`~refimpl.tla.replay.Reached`): every field of the
+    reflector core (its ``__slots__`` and, in a subclass without slots, its
+    ``__dict__``). The last list's rv, the internal-error retry window, anything a
+    (broken) core keeps besides ``lastSyncRV``: what the spec does not carry, and a
+    rebuild would otherwise make up (refimpl/tla/refine_informer_state.py puts it back
+    after walking the loop). It keeps the move's own core, which nothing touches after
+    the move (each move is made on an informer built for it alone), and copies its
+    fields into each rebuild, mutable values one level down."""
+
+    core: ReflectorCore
+
+    @classmethod
+    def of(cls, built: BuiltInformer) -> HiddenState:
+        return cls(built.core)
+
+    def restore(self, core: ReflectorCore) -> None:
+        source = self.core
+        fields = [(n, getattr(source, n, _UNSET)) for n in _field_names(type(source))]
+        fields += getattr(source, "__dict__", {}).items()
+        for name, value in fields:
+            if value is _UNSET:
+                continue
+            # Each rebuilt core gets its own copy of a mutable field (the retry window).
+            setattr(core, name, value if type(value) in _IMMUTABLE else copy.copy(value))

@@ -51,6 +51,7 @@ from refimpl.tla.refine_informer import InformerMapping
 from refimpl.tla.refine_informer_parts import (
     BuiltInformer,
     HandlerCall,
+    HiddenState,
     ViewHandler,
     shift_rvs,
     spec_note_of,
@@ -158,7 +159,7 @@ class InformerResyncMapping(InformerMapping):
         moves = list(super().__call__(state))
 
         def move(action: str, built: BuiltInformer) -> None:
-            moves.append(Move(action, (), self.spec_state(built)))
+            moves.append(Move(action, (), self.spec_state(built), HiddenState.of(built)))
 
         # Registration and the resync check both wait for processDeltas' lock (the
         # DeltaFIFO shell's lock, held while a popped key is processed).

@@ -29,6 +29,12 @@ rv maps as ``code = spec + 1`` (0, "no object", stays 0). The mapping::
     view, lastRV       the recording handler
     applied            the spec's set + the notes whose handler call found the
                        indexer already showing them
+
+What no spec variable holds is made up by a rebuild (the loop has just listed at
+``lastSyncRV``, its watch is older than a very short one), except the reflector core:
+handed a :class:`~refimpl.tla.replay.Reached` state by the executing replay, the build
+puts back the core the move into that state left (:class:`HiddenState`), so a core that
+keeps its own resourceVersion (the last list's, say) is checked as the path left it.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ from refimpl.tla.refine_fifo import (
 )
 from refimpl.tla.refine_informer_parts import (
     BuiltInformer,
+    HiddenState,
     NeverStop,
     PendingWatch,
     ScriptedListerWatcher,
@@ -84,6 +91,7 @@ from refimpl.tla.refine_informer_parts import (
     spec_rv,
     spec_rv_map,
 )
+from refimpl.tla.replay import Reached
 from refimpl.tla.values import Fn, Value
 from refimpl.watch import BOOKMARK, ERROR, WatchEvent
 
@@ -235,6 +243,9 @@ class InformerStates:
         self._walk_loop(
             built, phase, last_sync, bool(state["populated"]), short=short, refused=refuse_watch
         )
+        if isinstance(state, Reached) and state.hidden is not None:
+            # The replay executes a path: the core is put back as the path left it.
+            cast(HiddenState, state.hidden).restore(core)
         if self.faults and state["bookmark"]:
             self._load_bookmark(built, state["bookmark"])
         if compacted:

@@ -18,8 +18,9 @@ import attrs
 from refimpl.cache.deltas import Delta, DeltaType
 from refimpl.cache.handlers import ResourceEventHandler
 from refimpl.cache.process_deltas import process_deltas
+from refimpl.cache.reflector import ReflectorCore
 from refimpl.cache.store import Indexer
-from refimpl.meta import meta_namespace_key_func
+from refimpl.meta import ListOptions, meta_namespace_key_func
 from refimpl.tla.graph import StateGraph, load_graph, spec_files, spec_hash
 from refimpl.tla.manifest import default_spec_dir, load_manifest
 from refimpl.tla.mappings import mapping_for, mc_constants
@@ -141,6 +142,24 @@ def handler_first(
         else:
             handler.on_add(obj, initial)
             store.add(obj)
+
+
+class WatchFromListRV(ReflectorCore):
+    """A reflector core that re-watches from the last *list's* resourceVersion instead
+    of the last event's: watch events still move the last synced rv (so every spec
+    variable reads right), but after a watch drop the events since the list come again.
+    The list's rv is hidden state: only a replay that executes the path to a state
+    sees it (docs/07-the-model-and-the-code.md, "Hidden state")."""
+
+    list_rv = ""
+
+    def set_last_sync_resource_version(self, resource_version: str) -> None:
+        self.list_rv = resource_version
+        super().set_last_sync_resource_version(resource_version)
+
+    def watch_options(self, timeout_seconds: int) -> ListOptions:
+        options = super().watch_options(timeout_seconds)
+        return attrs.evolve(options, resource_version=self.list_rv or options.resource_version)
 
 
 @experiment(CHAPTER, "informer", "The informer's graph: faults included, bugs found")
