@@ -5,9 +5,10 @@ kubeconfig loader builds must pass the wire-mode checks on fixed seeds, writes a
 faults included, and leave no server thread behind, except for what the library gets
 wrong: after an ERROR 410 on its watch, ``Watch.stream`` watches again at the same
 resourceVersion (REF-3; the harness sees it in the server's record of the requests), on
-seed 2 every run. The seeds are ones whose plans hold no ``compact``: with one, a relist may come (timing decides), and its DELETED runs
-before the cache drops the object (INF-1, adapters/kubernetes-python/README.md, "Over
-the wire"), too rarely to assert on a seed; a staged run below makes the relist come
+seed 2 every run. The seeds are ones whose plans hold no ``compact``: with one, a relist
+may come (timing decides), and its DELETED runs before the cache drops the object
+(INF-1, adapters/kubernetes-python/README.md, "Over the wire"), too rarely to assert on
+a seed; a staged run below makes the relist come
 every time and asserts that finding. Skipped unless the adapter's virtualenv was built
 (``make -C adapters/kubernetes-python build``; in CI ``make peers`` builds it).
 """
