@@ -434,7 +434,7 @@ struct Informer {
     shared: Arc<Mutex<Shared>>,
     watch_list: bool,
     store: Option<Store<ConfigMap>>,
-    task: Option<JoinHandle<()>>,
+    task: Option<OwnedTask>,
 }
 
 impl Informer {
@@ -452,14 +452,16 @@ impl Informer {
         let stream = watcher::watcher(api, cfg)
             .backoff(backoff(opts.seeded_backoff))
             .reflect(writer);
-        self.task = Some(tokio::spawn(consume(stream, shared, reader, init)));
+        self.task = Some(OwnedTask(tokio::spawn(consume(
+            stream, shared, reader, init,
+        ))));
     }
 
     fn waiting(&self) -> Value {
         let Some(task) = &self.task else {
             return json!({"op": "idle"});
         };
-        if task.is_finished() {
+        if task.0.is_finished() {
             return json!({"op": "idle"});
         }
         let mut s = self.seam.lock().unwrap();
@@ -521,11 +523,12 @@ fn observe(waiting: Value, store: Option<&Store<ConfigMap>>, shared: &Mutex<Shar
     })
 }
 
-impl Drop for Informer {
+/// A spawned task that ends with its owner (an informer dropped by `reset`).
+struct OwnedTask(JoinHandle<()>);
+
+impl Drop for OwnedTask {
     fn drop(&mut self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
+        self.0.abort();
     }
 }
 

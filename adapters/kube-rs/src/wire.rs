@@ -23,9 +23,11 @@ use kube::{
     Api, Client, Config,
 };
 use serde_json::{json, Value};
-use tokio::{runtime::Handle, task::JoinHandle};
+use tokio::runtime::Handle;
 
-use crate::{bad, consume, observe, str_arg, Answer, Handler, InitMode, Shared, VERSION};
+use crate::{
+    bad, consume, observe, str_arg, Answer, Handler, InitMode, OwnedTask, Shared, VERSION,
+};
 
 const IMPLEMENTATION: &str = "kube-runtime 5.0.0 (kube 5.0.0, k8s-openapi 0.29.0): watcher + \
                               reflector store over kube-client's HTTP connector";
@@ -47,15 +49,7 @@ pub struct WireOpts {
 struct WireInformer {
     shared: Arc<Mutex<Shared>>,
     store: Option<Store<ConfigMap>>,
-    task: Option<JoinHandle<()>>,
-}
-
-impl Drop for WireInformer {
-    fn drop(&mut self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
-    }
+    task: Option<OwnedTask>,
 }
 
 struct WireAdapter {
@@ -203,7 +197,7 @@ fn start(
     match built_rx.recv() {
         Ok(Ok(())) => {
             inf.store = Some(store);
-            inf.task = Some(task);
+            inf.task = Some(OwnedTask(task));
             Ok(())
         }
         Ok(Err(e)) => Err(bad(format!("kubeconfig {shown}: {e}"))),
