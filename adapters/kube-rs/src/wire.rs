@@ -35,7 +35,8 @@ const IMPLEMENTATION: &str = "kube-runtime 5.0.0 (kube 5.0.0, k8s-openapi 0.29.0
 /// Seconds the harness is told to wait for convergence: one sleep of kube's
 /// `DefaultBackoff` reaches 30 s plus up to 100 % jitter (backon's `ExponentialBackoff`),
 /// and it grows on every error in a row with no event between (`StreamBackoff` resets
-/// it on an `Ok` item), so the harness's default 10 s is passed after the fourth.
+/// it on an `Ok` item), so a fourth error in a row alone may sleep past the harness's
+/// default 10 s.
 pub const QUIESCENCE: f64 = 60.0;
 
 /// The wire mode's settings (`--wire [--init=…] [--quiescence SECONDS]`).
