@@ -663,6 +663,22 @@ fn expect_waiting(inf: &Informer, op: &str) -> Result<(), (&'static str, String)
     Ok(())
 }
 
+/// Registers a handler (`add_handler {"name", "raises"}`), in both modes.
+fn add_handler(shared: &Mutex<Shared>, args: &Value) -> Result<(), (&'static str, String)> {
+    let name = str_arg(args, "name")?.to_string();
+    let raises = args.get("raises").and_then(Value::as_bool).unwrap_or(false);
+    let mut sh = shared.lock().unwrap();
+    if sh.handlers.iter().any(|h| h.name == name) {
+        return Err(bad(format!("handler {name:?} already added")));
+    }
+    sh.handlers.push(Handler {
+        name,
+        raises,
+        view: HashMap::new(),
+    });
+    Ok(())
+}
+
 fn call(
     inf: &mut Informer,
     opts: &Opts,
@@ -670,19 +686,7 @@ fn call(
     args: &Value,
 ) -> Result<(), (&'static str, String)> {
     match method {
-        "add_handler" => {
-            let name = str_arg(args, "name")?.to_string();
-            let raises = args.get("raises").and_then(Value::as_bool).unwrap_or(false);
-            let mut sh = inf.shared.lock().unwrap();
-            if sh.handlers.iter().any(|h| h.name == name) {
-                return Err(bad(format!("handler {name:?} already added")));
-            }
-            sh.handlers.push(Handler {
-                name,
-                raises,
-                view: HashMap::new(),
-            });
-        }
+        "add_handler" => add_handler(&inf.shared, args)?,
         "start" => {
             if inf.task.is_some() {
                 return Err(bad("already started"));

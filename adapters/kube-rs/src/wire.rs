@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use tokio::runtime::Handle;
 
 use crate::{
-    bad, consume, observe, str_arg, Answer, Handler, InitMode, OwnedTask, Shared, VERSION,
+    add_handler, bad, consume, observe, str_arg, Answer, InitMode, OwnedTask, Shared, VERSION,
 };
 
 const IMPLEMENTATION: &str = "kube-runtime 5.0.0 (kube 5.0.0, k8s-openapi 0.29.0): watcher + \
@@ -112,7 +112,7 @@ impl WireAdapter {
                     return Err(("no_instance", format!("no instance {inst:?}")));
                 };
                 match method {
-                    "add_handler" => add_handler(inf, &args)?,
+                    "add_handler" => add_handler(&inf.shared, &args)?,
                     "start" => {
                         if inf.task.is_some() {
                             return Err(bad("already started"));
@@ -149,21 +149,6 @@ impl WireAdapter {
         Ok(json!({"protocol": 2, "name": "kube-rs", "version": VERSION,
                   "implementation": IMPLEMENTATION, "components": {"informer": informer}}))
     }
-}
-
-fn add_handler(inf: &mut WireInformer, args: &Value) -> Result<(), (&'static str, String)> {
-    let name = str_arg(args, "name")?.to_string();
-    let raises = args.get("raises").and_then(Value::as_bool).unwrap_or(false);
-    let mut sh = inf.shared.lock().unwrap();
-    if sh.handlers.iter().any(|h| h.name == name) {
-        return Err(bad(format!("handler {name:?} already added")));
-    }
-    sh.handlers.push(Handler {
-        name,
-        raises,
-        view: HashMap::new(),
-    });
-    Ok(())
 }
 
 /// Builds the client and the informer on the runtime (kube's `Client` spawns its
