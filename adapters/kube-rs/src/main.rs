@@ -37,6 +37,8 @@ use kube::{
 use serde_json::{json, Map, Value};
 use tokio::{task::JoinHandle, time::Instant};
 
+mod wire;
+
 const VERSION: &str = "0.1.0";
 const IMPLEMENTATION: &str =
     "kube-runtime 5.0.0 (kube 5.0.0, k8s-openapi 0.29.0): watcher + reflector store";
@@ -370,6 +372,44 @@ fn dispatch_vanished(
     }
 }
 
+/// The handlers' side of the reflector stream (README, Handlers): every event it yields,
+/// after the store writer applied it, is dispatched per `init` until the stream ends.
+async fn consume<S>(stream: S, shared: Arc<Mutex<Shared>>, reader: Store<ConfigMap>, init: InitMode)
+where
+    S: futures::Stream<Item = Result<watcher::Event<ConfigMap>, watcher::Error>>,
+{
+    let mut stream = std::pin::pin!(stream);
+    let mut held: Vec<watcher::Event<ConfigMap>> = Vec::new();
+    while let Some(item) = stream.next().await {
+        bump();
+        match item {
+            Ok(ev) => match (init, &ev) {
+                (InitMode::Stream, _) => dispatch(&shared, &reader, &ev),
+                (_, watcher::Event::Init) => held.clear(),
+                (_, watcher::Event::InitApply(_)) => held.push(ev),
+                (_, watcher::Event::InitDone) => {
+                    if init == InitMode::BufferDeletes {
+                        let listed = held
+                            .iter()
+                            .filter_map(|e| match e {
+                                watcher::Event::InitApply(o) => Some(key_of(o)),
+                                _ => None,
+                            })
+                            .collect();
+                        dispatch_vanished(&shared, &reader, &listed);
+                    }
+                    for e in held.drain(..) {
+                        dispatch(&shared, &reader, &e);
+                    }
+                }
+                _ => dispatch(&shared, &reader, &ev),
+            },
+            Err(e) => eprintln!("kube-rs adapter: watcher error: {e}"),
+        }
+    }
+    eprintln!("kube-rs adapter: the watcher stream ended");
+}
+
 fn backoff(seeded: bool) -> Box<dyn kube::runtime::utils::Backoff> {
     if !seeded {
         return Box::new(watcher::DefaultBackoff::default());
@@ -394,7 +434,7 @@ struct Informer {
     shared: Arc<Mutex<Shared>>,
     watch_list: bool,
     store: Option<Store<ConfigMap>>,
-    task: Option<JoinHandle<()>>,
+    task: Option<OwnedTask>,
 }
 
 impl Informer {
@@ -412,45 +452,16 @@ impl Informer {
         let stream = watcher::watcher(api, cfg)
             .backoff(backoff(opts.seeded_backoff))
             .reflect(writer);
-        self.task = Some(tokio::spawn(async move {
-            let mut stream = std::pin::pin!(stream);
-            let mut held: Vec<watcher::Event<ConfigMap>> = Vec::new();
-            while let Some(item) = stream.next().await {
-                bump();
-                match item {
-                    Ok(ev) => match (init, &ev) {
-                        (InitMode::Stream, _) => dispatch(&shared, &reader, &ev),
-                        (_, watcher::Event::Init) => held.clear(),
-                        (_, watcher::Event::InitApply(_)) => held.push(ev),
-                        (_, watcher::Event::InitDone) => {
-                            if init == InitMode::BufferDeletes {
-                                let listed = held
-                                    .iter()
-                                    .filter_map(|e| match e {
-                                        watcher::Event::InitApply(o) => Some(key_of(o)),
-                                        _ => None,
-                                    })
-                                    .collect();
-                                dispatch_vanished(&shared, &reader, &listed);
-                            }
-                            for e in held.drain(..) {
-                                dispatch(&shared, &reader, &e);
-                            }
-                        }
-                        _ => dispatch(&shared, &reader, &ev),
-                    },
-                    Err(e) => eprintln!("kube-rs adapter: watcher error: {e}"),
-                }
-            }
-            eprintln!("kube-rs adapter: the watcher stream ended");
-        }));
+        self.task = Some(OwnedTask(tokio::spawn(consume(
+            stream, shared, reader, init,
+        ))));
     }
 
     fn waiting(&self) -> Value {
         let Some(task) = &self.task else {
             return json!({"op": "idle"});
         };
-        if task.is_finished() {
+        if task.0.is_finished() {
             return json!({"op": "idle"});
         }
         let mut s = self.seam.lock().unwrap();
@@ -484,34 +495,40 @@ impl Informer {
     }
 
     fn observation(&self) -> Value {
-        let waiting = self.waiting();
-        let (has_synced, mut cache) = match &self.store {
-            Some(store) => (
-                matches!(store.wait_until_ready().now_or_never(), Some(Ok(()))),
-                store
-                    .state()
-                    .iter()
-                    .map(|o| (key_of(o), from_configmap(o)))
-                    .collect::<Vec<_>>(),
-            ),
-            None => (false, Vec::new()),
-        };
-        cache.sort_by(|a, b| a.0.cmp(&b.0));
-        let calls = std::mem::take(&mut self.shared.lock().unwrap().calls);
-        json!({
-            "waiting": waiting,
-            "has_synced": has_synced,
-            "cache": cache.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-            "calls": calls,
-        })
+        observe(self.waiting(), self.store.as_ref(), &self.shared)
     }
 }
 
-impl Drop for Informer {
+/// The protocol's informer observation: `has_synced` is the store's readiness (the first
+/// `InitDone` applied), `cache` the store's objects by key, `calls` those since the last one.
+fn observe(waiting: Value, store: Option<&Store<ConfigMap>>, shared: &Mutex<Shared>) -> Value {
+    let (has_synced, mut cache) = match store {
+        Some(store) => (
+            matches!(store.wait_until_ready().now_or_never(), Some(Ok(()))),
+            store
+                .state()
+                .iter()
+                .map(|o| (key_of(o), from_configmap(o)))
+                .collect::<Vec<_>>(),
+        ),
+        None => (false, Vec::new()),
+    };
+    cache.sort_by(|a, b| a.0.cmp(&b.0));
+    let calls = std::mem::take(&mut shared.lock().unwrap().calls);
+    json!({
+        "waiting": waiting,
+        "has_synced": has_synced,
+        "cache": cache.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+        "calls": calls,
+    })
+}
+
+/// A spawned task that ends with its owner (an informer dropped by `reset`).
+struct OwnedTask(JoinHandle<()>);
+
+impl Drop for OwnedTask {
     fn drop(&mut self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
+        self.0.abort();
     }
 }
 
@@ -646,6 +663,22 @@ fn expect_waiting(inf: &Informer, op: &str) -> Result<(), (&'static str, String)
     Ok(())
 }
 
+/// Registers a handler (`add_handler {"name", "raises"}`), in both modes.
+fn add_handler(shared: &Mutex<Shared>, args: &Value) -> Result<(), (&'static str, String)> {
+    let name = str_arg(args, "name")?.to_string();
+    let raises = args.get("raises").and_then(Value::as_bool).unwrap_or(false);
+    let mut sh = shared.lock().unwrap();
+    if sh.handlers.iter().any(|h| h.name == name) {
+        return Err(bad(format!("handler {name:?} already added")));
+    }
+    sh.handlers.push(Handler {
+        name,
+        raises,
+        view: HashMap::new(),
+    });
+    Ok(())
+}
+
 fn call(
     inf: &mut Informer,
     opts: &Opts,
@@ -653,19 +686,7 @@ fn call(
     args: &Value,
 ) -> Result<(), (&'static str, String)> {
     match method {
-        "add_handler" => {
-            let name = str_arg(args, "name")?.to_string();
-            let raises = args.get("raises").and_then(Value::as_bool).unwrap_or(false);
-            let mut sh = inf.shared.lock().unwrap();
-            if sh.handlers.iter().any(|h| h.name == name) {
-                return Err(bad(format!("handler {name:?} already added")));
-            }
-            sh.handlers.push(Handler {
-                name,
-                raises,
-                view: HashMap::new(),
-            });
-        }
+        "add_handler" => add_handler(&inf.shared, args)?,
         "start" => {
             if inf.task.is_some() {
                 return Err(bad("already started"));
@@ -1017,6 +1038,12 @@ fn controller_relist_check(rt: &tokio::runtime::Runtime, one_page: bool) -> i32 
     })
 }
 
+fn usage(why: &str) -> ! {
+    eprintln!("kube-rs-adapter: {why}");
+    eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] [--watch-410=status|event] [--watch-list=on|off] | --applier-check | --controller-relist-check[=one-page] | --wire [--init=…] [--quiescence SECONDS]");
+    std::process::exit(3);
+}
+
 fn main() {
     let mut opts = Opts {
         init: InitMode::Stream,
@@ -1026,8 +1053,21 @@ fn main() {
     };
     let mut check_applier = false;
     let mut check_controller = None;
-    for a in std::env::args().skip(1) {
+    let mut wire = false;
+    let mut quiescence = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
         match a.as_str() {
+            "--wire" => wire = true,
+            "--quiescence" => {
+                quiescence = args
+                    .next()
+                    .and_then(|q| q.parse::<f64>().ok())
+                    .filter(|q| *q > 0.0 && *q <= 60.0);
+                if quiescence.is_none() {
+                    usage("--quiescence takes seconds in (0, 60]");
+                }
+            }
             "--applier-check" => check_applier = true,
             "--controller-relist-check" => check_controller = Some(false),
             "--controller-relist-check=one-page" => check_controller = Some(true),
@@ -1040,11 +1080,25 @@ fn main() {
             "--watch-410=event" => opts.watch_410_as_event = true,
             "--watch-list=on" => opts.declare_watch_list = true,
             "--watch-list=off" => opts.declare_watch_list = false,
-            _ => {
-                eprintln!("usage: kube-rs-adapter [--init=stream|buffer|buffer-deletes] [--backoff=seeded|default] [--watch-410=status|event] [--watch-list=on|off] | --applier-check | --controller-relist-check[=one-page]");
-                std::process::exit(3);
-            }
+            _ => usage(&format!("unknown flag {a:?}")),
         }
+    }
+    if wire {
+        // The wire informer takes only the consumer's --init (and the bound it declares).
+        let seam_only = std::env::args().skip(1).any(|a| {
+            a.starts_with("--") && !a.starts_with("--init=") && a != "--wire" && a != "--quiescence"
+        });
+        if seam_only {
+            usage("--wire takes only --init=… and --quiescence");
+        }
+        wire::run(wire::WireOpts {
+            init: opts.init,
+            quiescence: quiescence.unwrap_or(wire::QUIESCENCE),
+        });
+        return;
+    }
+    if quiescence.is_some() {
+        usage("--quiescence goes with --wire");
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -1065,6 +1119,13 @@ fn main() {
         t0,
         elapsed_ns: 0,
     };
+    serve(|req| rt.block_on(adapter.handle(req)));
+    drop(adapter);
+}
+
+/// Answers each JSON line on stdin with one line on stdout (docs/protocol.md) until
+/// stdin ends.
+fn serve(mut handle: impl FnMut(&Value) -> Answer) {
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lock().lines() {
@@ -1073,7 +1134,7 @@ fn main() {
         let (id, answer) = match serde_json::from_str::<Value>(line) {
             Ok(req) => {
                 let id = req.get("id").cloned().unwrap_or(Value::Null);
-                (id, rt.block_on(adapter.handle(&req)))
+                (id, handle(&req))
             }
             Err(e) => (Value::Null, Err(bad(format!("not JSON: {e}")))),
         };
@@ -1087,5 +1148,4 @@ fn main() {
             break;
         }
     }
-    drop(adapter);
 }
