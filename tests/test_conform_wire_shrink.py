@@ -91,3 +91,11 @@ def test_a_finding_is_shrunk_saved_and_replayed(tmp_path: Path, no_thread_left: 
     replayed = WireRun([*ADAPTER, "--break", "notify-first"], 1, plan=tuple(steps))
     assert run_wire(replayed, lines.append) == EXIT_FAILED
     assert run_wire(WireRun(ADAPTER, 1, plan=tuple(steps)), lines.append) == EXIT_OK
+
+
+def test_no_shrink_reports_the_whole_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--wire", "--seed", "1", "--no-shrink", "--client-go", "none"]
+    rc = main([*argv, "--", *ADAPTER, "--break", "notify-first"])
+    out = capsys.readouterr().out
+    assert rc == EXIT_FAILED, out
+    assert "shrinking" not in out and "the plan (30 steps):" in " ".join(out.split())

@@ -563,7 +563,7 @@ def _wire(config: Config) -> int:
             json=config.json,
             known=dict(config.known),
             client_go=list(config.client_go),
-            shrink_budget=config.shrink_budget,
+            shrink_budget=config.shrink_budget if config.shrink else 0.0,
             save=config.save,
             plan=_wire_plan(config.replay),
         )
