@@ -8,14 +8,11 @@ build``; in CI ``make peers`` builds it first).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
-
-from refimpl.conformance.wire.run import WireRun, run_wire
-from refimpl.usage import EXIT_OK
+from wire_peers import assert_passes, hello_components
 
 ADAPTER = Path(__file__).resolve().parent.parent / "adapters/client-go/bin/adapter"
 
@@ -26,26 +23,12 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_client_go_passes_over_the_wire(seed: int, no_thread_left: None) -> None:
-    lines: list[str] = []
-    rc = run_wire(WireRun([str(ADAPTER), "--wire"], seed), lines.append)
-    out = "\n".join(lines)
-    assert rc == EXIT_OK, out
-    assert "informer (wire): PASS" in out
-    # Some handler calls were checked: the informer did see the writes.
-    assert " 0 handler calls" not in out
+    assert_passes([str(ADAPTER)], seed)
 
 
 def test_the_wire_flag_offers_only_the_wire_informer() -> None:
-    requests = [{"id": 1, "op": "hello", "protocol": 2}]
     for flags, wire in (["--wire"], True), (["--wire", "--quiescence", "20"], True), ([], None):
-        done = subprocess.run(
-            [str(ADAPTER), *flags],
-            input="".join(json.dumps(r) + "\n" for r in requests),
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        components = json.loads(done.stdout)["result"]["components"]
+        components = hello_components([str(ADAPTER)], *flags, timeout=30)
         assert components["informer"].get("wire") is wire
         if wire:
             assert list(components) == ["informer"]

@@ -13,14 +13,13 @@ it first).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from wire_peers import assert_passes, hello_components, run_peer
 
-from refimpl.conformance.wire.run import WireRun, run_wire
-from refimpl.usage import EXIT_FAILED, EXIT_OK
+from refimpl.usage import EXIT_FAILED
 
 FOLDER = Path(__file__).resolve().parent.parent / "adapters/client-node"
 ADAPTER = FOLDER / "run"
@@ -32,18 +31,12 @@ pytestmark = pytest.mark.skipif(
 
 
 def _run(seed: int, *flags: str) -> tuple[int, str]:
-    lines: list[str] = []
-    rc = run_wire(WireRun([str(ADAPTER), "--wire", *flags], seed), lines.append)
-    return rc, "\n".join(lines)
+    return run_peer([str(ADAPTER)], seed, *flags)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_client_node_passes_over_the_wire(seed: int, no_thread_left: None) -> None:
-    rc, out = _run(seed, "--workaround=restart-after-error")
-    assert rc == EXIT_OK, out
-    assert "informer (wire): PASS" in out
-    # Some handler calls were checked: the informer did see the writes.
-    assert " 0 handler calls" not in out
+    assert_passes([str(ADAPTER)], seed, "--workaround=restart-after-error")
 
 
 def test_without_the_documented_restart_a_500_ends_the_informer(no_thread_left: None) -> None:
@@ -57,15 +50,7 @@ def test_without_the_documented_restart_a_500_ends_the_informer(no_thread_left: 
 
 
 def _hello(*flags: str) -> dict[str, object]:
-    done = subprocess.run(
-        [str(ADAPTER), *flags],
-        input=json.dumps({"id": 1, "op": "hello", "protocol": 2}) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    components: dict[str, object] = json.loads(done.stdout)["result"]["components"]
-    return components
+    return hello_components([str(ADAPTER)], *flags, timeout=30)
 
 
 def test_the_wire_flag_offers_only_the_wire_informer() -> None:

@@ -13,14 +13,13 @@ peers`` builds it first).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from wire_peers import assert_passes, hello_components, run_peer
 
-from refimpl.conformance.wire.run import WireRun, run_wire
-from refimpl.usage import EXIT_FAILED, EXIT_OK
+from refimpl.usage import EXIT_FAILED
 
 ADAPTER = Path(__file__).resolve().parent.parent / "adapters/kube-rs/target/release/kube-rs-adapter"
 
@@ -30,18 +29,12 @@ pytestmark = pytest.mark.skipif(
 
 
 def _run(seed: int, *flags: str) -> tuple[int, str]:
-    lines: list[str] = []
-    rc = run_wire(WireRun([str(ADAPTER), "--wire", *flags], seed), lines.append)
-    return rc, "\n".join(lines)
+    return run_peer([str(ADAPTER)], seed, *flags)
 
 
 @pytest.mark.parametrize("seed", [1, 6, 12])
 def test_kube_rs_passes_over_the_wire(seed: int, no_thread_left: None) -> None:
-    rc, out = _run(seed, "--init=buffer-deletes")
-    assert rc == EXIT_OK, out
-    assert "informer (wire): PASS" in out
-    # Some handler calls were checked: the informer did see the writes.
-    assert " 0 handler calls" not in out
+    assert_passes([str(ADAPTER)], seed, "--init=buffer-deletes")
 
 
 def test_acting_on_init_apply_meets_a_store_without_it(no_thread_left: None) -> None:
@@ -65,16 +58,8 @@ def test_a_relist_that_drops_an_object_tells_no_handler(no_thread_left: None) ->
 
 
 def test_the_wire_flag_offers_only_the_wire_informer() -> None:
-    requests = [{"id": 1, "op": "hello", "protocol": 2}]
     for flags, wire in (["--wire"], True), (["--wire", "--quiescence", "20"], True), ([], None):
-        done = subprocess.run(
-            [str(ADAPTER), *flags],
-            input="".join(json.dumps(r) + "\n" for r in requests),
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        components = json.loads(done.stdout)["result"]["components"]
+        components = hello_components([str(ADAPTER)], *flags, timeout=30)
         assert components["informer"].get("wire") is wire
         if wire:
             assert list(components) == ["informer"]

@@ -134,6 +134,17 @@ def key(obj: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------- fake time
 
 
+def call_target(instances: dict[str, Any], request: dict[str, Any]) -> Any:
+    """The instance a ``call`` names; any other op left by now is unknown."""
+    op = request.get("op")
+    if op != "call":
+        raise Refused("bad_request", f"unknown op {op!r}")
+    inst = instances.get(str(request.get("instance")))
+    if inst is None:
+        raise Refused("no_instance", "no such instance")
+    return inst
+
+
 class FakeClock:
     """Integer nanoseconds since the adapter's start (or ``reset``)."""
 
@@ -583,11 +594,7 @@ class Adapter:
         if op == "advance":
             self.advance(request.get("seconds"))
             return None
-        if op != "call":
-            raise Refused("bad_request", f"unknown op {op!r}")
-        inst = self.instances.get(str(request.get("instance")))
-        if inst is None:
-            raise Refused("no_instance", "no such instance")
+        inst = call_target(self.instances, request)
         method = str(request.get("method"))
         args = request.get("args") or {}
         if isinstance(inst, Informer):
@@ -740,11 +747,7 @@ class WireAdapter:
                 self.instances[name].close()
             self.instances[name] = WireInformer()
             return None
-        if op != "call":
-            raise Refused("bad_request", f"unknown op {op!r}")
-        inst = self.instances.get(str(request.get("instance")))
-        if inst is None:
-            raise Refused("no_instance", "no such instance")
+        inst = call_target(self.instances, request)
         return inst.call(str(request.get("method")), request.get("args") or {})
 
 
